@@ -1,0 +1,1 @@
+"""The Bark worker: wire formats, executor and servers. Never imports `maned`."""

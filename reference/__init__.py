@@ -1,0 +1,3 @@
+"""Maned: the language front end and its deliberately simple pure-Python reference."""
+
+__version__ = "0.1.0"

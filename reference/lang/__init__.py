@@ -1,0 +1,1 @@
+"""The language front end: tokens, syntax tree, parser and linter."""

@@ -1,0 +1,46 @@
+"""The language's fixed vocabularies (reserved words, decorators, directive keys, ML names)
+and the nearest-name suggestion every "did you mean" uses."""
+import difflib
+
+STACK_OPS = ("dup", "drop", "swap", "over", "rot", "-rot")
+
+# Implemented as λ-terms only; unreachable from statements (E017).
+COMBINATORS = ("identity", "kestrel", "kite", "compose")
+# Reserved birds with no implementation (E017, R34).
+BIRDS = ("mockingbird", "bluebird", "cardinal", "starling", "thrush", "warbler", "owl",
+         "bluebird_prime", "blackbird", "psi", "phoenix", "vireo", "ycombinator")
+
+KEYWORDS = ("return", "lambda", "end", "repeat", "true", "false", "env")
+TYPE_NAMES = ("number", "tensor", "string", "text", "dictionary")
+
+# Decorators: working, inert (W012) and out of scope (@clock, E025).
+DECORATORS_WORKING = ("device", "unroll")
+DECORATORS_INERT = ("quantize", "tile", "autodiff", "prefetch")
+DECORATORS_SCOPE = ("clock",)
+DECORATORS = DECORATORS_WORKING + DECORATORS_INERT + DECORATORS_SCOPE
+
+# mnd:: directive keys that something consumes; `decimal_places` is an alias of quantres.
+QUANT_KEYS = ("quantmax", "quantmin", "quantres", "decimal_places")
+DIRECTIVE_KEYS = QUANT_KEYS
+
+# The closed set of calc::ml:: algorithms (E021 otherwise).
+ML_ALGORITHMS = ("linear_regression", "logistic_regression", "svm", "kmeans", "knn",
+                 "naive_bayes", "decision_tree", "isolation_forest", "pca", "xgboost", "hmm")
+
+# device:: fields a worker declaration may hold (W015 for any other).
+DEVICE_FIELDS = ("host", "port", "user", "pass", "token", "discover", "vm")
+
+# Input source kinds: loaded here, and known kinds we refuse with E018 (R11, R40).
+INPUT_KINDS = ("csv", "model")
+INPUT_KINDS_REFUSED = ("text", "image", "parquet", "packed", "safetensors", "jsonl",
+                       "images", "profiles")
+OUTPUT_KINDS = ("csv", "model")
+OUTPUT_KINDS_REFUSED = ("text", "image", "parquet", "jsonl", "safetensors", "packed")
+
+MAX_REPEAT = 256  # repeat(n) and @unroll(n) take 1..256
+
+
+def suggest(name: str, candidates) -> str:
+    """` (did you mean 'x'?)` for the nearest candidate, or '' when nothing is close."""
+    best = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f" (did you mean '{best[0]}'?)" if best else ""

@@ -1,0 +1,1 @@
+"""The numeric core: 32-bit wrapping, integer division rules, activation lookups."""

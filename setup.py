@@ -1,0 +1,7 @@
+"""Package list for setuptools: `maned` is the `reference/` folder (pyproject's package-dir)."""
+from setuptools import find_packages, setup
+
+setup(
+    packages=["maned"] + ["maned." + p for p in find_packages("reference")]
+    + ["bark_vm"] + ["bark_vm." + p for p in find_packages("bark_vm")],
+)
