@@ -1,0 +1,1 @@
+"""The command-line tools: maned-run and maned-lint."""

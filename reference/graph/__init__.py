@@ -1,0 +1,1 @@
+"""Dataflow graphs: one per flow, calls inlined, constants shared, dead values removed."""

@@ -1,0 +1,1 @@
+"""The local interpreter: evaluates a flow graph with the pure-Python ops."""

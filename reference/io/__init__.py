@@ -1,0 +1,1 @@
+"""Getting values in and out: csv files, `--in` values, `in::` loading."""

@@ -1,0 +1,132 @@
+"""maned-run: check, plan, load inputs, run every flow, print blocks (D2), write out::."""
+import os
+import sys
+
+from ..check import build_statement, check
+from ..diagnostics import Diagnostic, MnError
+from ..diagnostics.ledger import exit_code
+from ..diagnostics.printer import run_line, sort_diagnostics
+from ..dispatch.plan import make_plan
+from ..dispatch.scheduler import run_plan
+from ..interp.evaluate import FlowFailure, evaluate
+from ..io.files import read_script
+from ..io.inputs import load_inputs, parse_overrides
+from ..io.outputs import write_outputs
+from ..lang import ast
+from ..lang.names import suggest
+from ..ops.registry import OpContext
+from ..tensor import format_value
+from .args import USAGE, parse_args
+from .version import version_text
+
+
+class _Out:
+    """Collects what the run prints so that stdout keeps D2's order."""
+
+    def __init__(self, out, err):
+        self.out, self.err, self.codes = out, err, []
+
+    def error(self, *diags: Diagnostic) -> None:
+        for d in diags:
+            self.codes.append(d.code)
+            self.err.write(run_line(d) + "\n")
+
+    def note(self, text: str) -> None:
+        self.err.write(f"note: {text}\n")
+
+    def line(self, text: str) -> None:
+        self.out.write(text + "\n")
+
+
+def main(argv: list[str], out=None, err=None) -> int:
+    o = _Out(out or sys.stdout, err or sys.stderr)
+    try:
+        _run(argv, o)
+    except MnError as e:
+        o.error(*e.diagnostics)
+    return exit_code(o.codes)
+
+
+def console_main() -> None:
+    sys.exit(main(sys.argv[1:]))
+
+
+def _run(argv: list[str], o: _Out) -> None:
+    opts = parse_args(argv)
+    if opts.show:
+        o.out.write(USAGE if opts.show == "help" else version_text("maned-run"))
+        return
+    checked = check(read_script(opts.script))
+    if not checked.ok:  # warnings are lint-only (R3)
+        raise MnError(*sort_diagnostics(d for d in checked.diagnostics if d.is_error))
+    program = checked.program
+    _refuse_unbuilt(program)
+    plan = make_plan(program, opts.flow)
+    script_dir = os.path.dirname(os.path.abspath(opts.script))
+    csv_names = {d.name for d in program.inputs
+                 if isinstance(d.value, ast.FileInput) and d.value.kind == "csv"}
+    overrides = parse_overrides(opts.inputs, csv_names)
+    _check_input_names(program, overrides)
+    loaded = load_inputs(program, overrides, script_dir)
+    for n in loaded.notes:
+        o.note(n)
+    ctx = OpContext(program.quant.quantres)
+    printed = _top_level(program, loaded.values, ctx, opts.trap_overflow)
+    result = run_plan(plan, checked.graphs, loaded.values, ctx, opts.trap_overflow)
+    o.error(*result.errors)
+    for line in printed:
+        o.line(line)
+    for name in plan.printed:
+        if name in result.outputs:
+            o.line(f"flow '{name}' outputs:")
+            for out_name, value in result.outputs[name].items():
+                o.line(format_value(out_name, value))
+    lines, errors = write_outputs(program, result.outputs, loaded.values,
+                                  program.quant.quantres, script_dir)
+    o.error(*errors)
+    for line in lines:
+        o.line(line)
+
+
+def _refuse_unbuilt(program: ast.Program) -> None:
+    """Parts of the language that later work brings: refused with a coded line, never faked."""
+    diags = [Diagnostic("E027", f"ml definition '{m.name}' ({m.algo}): calc::ml:: training is "
+                        "not available in this build yet", m.pos) for m in program.of(ast.MLDef)]
+    diags += [Diagnostic("E018", f"out::{o.name}: model() files need calc::ml:: support, "
+                         "which this build does not have yet", o.pos)
+              for o in program.of(ast.OutputDecl) if o.kind == "model"]
+    diags += [Diagnostic("EPLAN", f"status::{s.alias}: worker status needs device routing, "
+                         "which this build does not have yet") for s in program.of(ast.StatusDecl)]
+    if diags:
+        raise MnError(*diags)
+
+
+def _check_input_names(program: ast.Program, overrides: dict) -> None:
+    known = {d.name for d in program.inputs} | {p.name for f in program.flows for p in f.params}
+    for name in overrides:
+        if name not in known:
+            raise MnError(Diagnostic("EUSAGE", f"--in {name}: the script has no in::{name} and "
+                                     f"no flow parameter '{name}'" + suggest(name, known)))
+
+
+def _top_level(program: ast.Program, values: dict, ctx: OpContext, trap: bool) -> list[str]:
+    """Run top-level statements in order (they bind globals, R28); returns the return@ lines."""
+    printed = []
+    for item in program.items:
+        if isinstance(item, ast.TopStatement):
+            targets = [t.name for t in item.stmt.targets]
+            graph = build_statement(program, item.stmt.terms, targets, item.stmt.pos)
+        elif isinstance(item, ast.PrintStatement):
+            graph = build_statement(program, item.terms, None, item.pos)
+        else:
+            continue
+        try:
+            got = evaluate(graph, {}, values, ctx, trap)
+        except FlowFailure as e:
+            pos = graph.flow.partition("@")[2]
+            raise MnError(Diagnostic("ERUN", f"top-level statement at line {pos}: {e.message}"))
+        if isinstance(item, ast.PrintStatement):
+            printed.append(format_value(f"return@{item.pos.line}", got["return"]))
+        else:
+            values.update(got)
+    return printed

@@ -1,0 +1,1 @@
+"""Planning and scheduling: which flows run, in which order, on which target."""

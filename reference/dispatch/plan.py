@@ -1,0 +1,111 @@
+"""The plan: which flows run (every top-level flow, or `--flow NAME` and its producers), the
+dependency edges (a parameter named like another flow's output, D9) and a run order."""
+from dataclasses import dataclass
+
+from ..diagnostics import Diagnostic, MnError
+from ..lang import ast
+from ..lang.names import suggest
+
+TWO_ALIASES = ("flow '{flow}' names {n} @device aliases; a flow runs on one worker - use one "
+               "alias, or a calc::ml:: sweep to fan a hyperparameter list across workers")
+
+
+@dataclass(frozen=True)
+class Plan:
+    order: tuple[str, ...]  # dependency order, script order among equals
+    deps: dict[str, dict[str, str]]  # flow -> {param: producing flow}
+    printed: tuple[str, ...]  # blocks to print, in script order
+
+
+def _plan_error(msg: str) -> MnError:
+    return MnError(Diagnostic("EPLAN", msg))
+
+
+def helpers(program: ast.Program) -> set[str]:
+    """Flows another flow calls: inlined, never scheduled on their own."""
+    called = set()
+    for flow in program.flows:
+        for item in flow.body:
+            stmts = item.body if isinstance(item, ast.Repeat) else (item,)
+            for s in stmts:
+                for t in getattr(s, "terms", ()):
+                    if isinstance(t, ast.FlowCall) and t.name != flow.name:
+                        called.add(t.name)
+    return called
+
+
+def make_plan(program: ast.Program, selected: str | None) -> Plan:
+    flows = {f.name: f for f in program.flows}
+    tops = [f.name for f in program.flows if f.name not in helpers(program)]
+    if selected is not None and selected not in flows:
+        raise MnError(Diagnostic("EUSAGE", f"--flow {selected}: no such flow"
+                                 + suggest(selected, flows)))
+    producers: dict[str, list[str]] = {}
+    for name in tops:
+        for t in flows[name].returns:
+            producers.setdefault(t.name, []).append(name)
+    deps: dict[str, dict[str, str]] = {}
+    for name in set(tops) | ({selected} if selected else set()):
+        deps[name] = {}
+        for p in flows[name].params:
+            makers = [m for m in producers.get(p.name, []) if m != name]
+            if len(makers) > 1:
+                raise _plan_error(f"flow '{name}': parameter '{p.name}' is returned by several "
+                                  f"flows ({', '.join(makers)}); rename one output")
+            if makers:
+                deps[name][p.name] = makers[0]
+    run = _closure(selected, deps) if selected else set(tops)
+    order = _order([n for n in flows if n in run], deps)
+    for name in order:
+        _refuse_routing(flows[name], program)
+    printed = (selected,) if selected else tuple(order_by_script(program, run))
+    return Plan(tuple(order), {n: deps[n] for n in order}, printed)
+
+
+def order_by_script(program: ast.Program, names) -> list[str]:
+    return [f.name for f in program.flows if f.name in names]
+
+
+def _closure(selected: str, deps) -> set[str]:
+    run, todo = set(), [selected]
+    while todo:
+        n = todo.pop()
+        if n not in run:
+            run.add(n)
+            todo.extend(deps.get(n, {}).values())
+    return run
+
+
+def _order(names: list[str], deps) -> list[str]:
+    """Kahn's order with script order breaking ties; a cycle is refused naming it."""
+    done: list[str] = []
+    left = list(names)
+    while left:
+        ready = [n for n in left if all(d in done for d in deps[n].values())]
+        if not ready:
+            raise _plan_error("circular flow dependency: " + _cycle(left, deps))
+        done.append(ready[0])
+        left.remove(ready[0])
+    return done
+
+
+def _cycle(left: list[str], deps) -> str:
+    path, n = [], left[0]
+    while n not in path:
+        path.append(n)
+        n = next(d for d in deps[n].values() if d in left)
+    return " -> ".join(path[path.index(n):] + [n])
+
+
+def _refuse_routing(flow: ast.FlowDef, program: ast.Program) -> None:
+    """Routing arrives with the Bark VM; until then a routed flow is refused, never run
+    locally in its place (R29: no silent fallback)."""
+    if len(flow.devices) > 1:
+        raise _plan_error(TWO_ALIASES.format(flow=flow.name, n=len(flow.devices)))
+    declared = {d.alias for d in program.of(ast.DeviceDecl)}
+    for ref in flow.devices:
+        if ref.alias not in declared:
+            raise _plan_error(f"flow '{flow.name}': @device({ref.alias}) names no device:: "
+                              "block" + suggest(ref.alias, declared))
+        raise _plan_error(f"flow '{flow.name}': routing to device '{ref.alias}' is not "
+                          "available in this build yet; remove @device to run it locally")

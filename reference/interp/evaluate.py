@@ -1,0 +1,64 @@
+"""Evaluate a flow graph node by node. Every op result goes through the one wrap32 (D1);
+with trap_overflow the first raw result outside int32 fails the flow instead (R12)."""
+from ..graph.model import FlowGraph, Node
+from ..numeric.int32 import fits32, wrap32
+from ..ops.registry import BY_NAME, OpContext, OpError
+from ..tensor import Tensor
+
+
+class FlowFailure(Exception):
+    """A flow that cannot run or failed while running; `message` omits the flow's name."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def refusal(graph: FlowGraph) -> str | None:
+    """Why this graph cannot run locally at all (checked before it runs, R26), or None."""
+    for node in graph.nodes:
+        if node.kind != "op":
+            continue
+        kind = BY_NAME[node.op].kind
+        if kind == "none":
+            return f"op '{node.op}' is registered but not executable on any path"
+        if kind == "later":
+            return f"op '{node.op}' needs calc::ml:: support, which this build does not have yet"
+    return None
+
+
+def evaluate(graph: FlowGraph, inputs: dict[str, Tensor], globals_: dict[str, Tensor],
+             ctx: OpContext, trap_overflow: bool = False) -> dict[str, Tensor]:
+    """Run the graph; returns output name -> tensor. Raises FlowFailure."""
+    why = refusal(graph)
+    if why:
+        raise FlowFailure(why)
+    values: list[Tensor] = []
+    for node in graph.nodes:
+        if node.kind == "param":
+            values.append(inputs[node.name])
+        elif node.kind == "global":
+            values.append(globals_[node.name])
+        elif node.kind == "const":
+            values.append(node.value)
+        else:
+            values.append(_run_op(node, [values[s] for s in node.srcs], ctx, trap_overflow))
+    return {name: values[i] for name, i in graph.outputs}
+
+
+def _run_op(node: Node, args: list[Tensor], ctx: OpContext, trap: bool) -> Tensor:
+    try:
+        raw = BY_NAME[node.op].function()(ctx, *args, **dict(node.params))
+    except OpError as e:
+        raise FlowFailure(f"op '{node.op}' (value v{node.id}{_named(node)}): {e}") from None
+    if all(fits32(v) for v in raw.data):
+        return raw
+    if trap:
+        i, v = next((i, v) for i, v in enumerate(raw.data) if not fits32(v))
+        raise FlowFailure(f"overflow trap: op '{node.op}' (value v{node.id}{_named(node)}) "
+                          f"element {i} is {v}")
+    return Tensor(raw.shape, tuple(wrap32(v) for v in raw.data))
+
+
+def _named(node: Node) -> str:
+    return f" -> '{node.name}'" if node.name else ""

@@ -1,0 +1,28 @@
+"""Reading files: one place that turns OS failures into EIO and bad UTF-8 into a position."""
+from ..diagnostics import Diagnostic, MnError, Pos
+
+
+def read_bytes(path: str, shown: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise MnError(Diagnostic("EIO", f"cannot read '{shown}': {e.strerror or e}")) from None
+
+
+def decode_utf8(raw: bytes) -> tuple[str | None, Pos | None]:
+    """(text, None), or (None, position of the first byte that is not UTF-8)."""
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as e:
+        before = raw[:e.start].decode("utf-8")
+        line = before.count("\n") + 1
+        return None, Pos(line, len(before) - (before.rfind("\n") + 1) + 1)
+
+
+def read_script(path: str) -> str:
+    """A script's text: EIO when unreadable, EPARSE at the first byte that is not UTF-8."""
+    text, bad = decode_utf8(read_bytes(path, path))
+    if text is None:
+        raise MnError(Diagnostic("EPARSE", "the script is not UTF-8 text", bad))
+    return text

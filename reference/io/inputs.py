@@ -1,0 +1,102 @@
+"""Load every `in::` value (literal, csv, host constructor) and apply `--in` overrides (R9).
+Everything loads before anything runs: a bad input fails the run up front."""
+import os
+from dataclasses import dataclass
+from math import prod
+
+from ..diagnostics import Diagnostic, MnError
+from ..lang import ast
+from ..ops.registry import BY_NAME, OpContext, OpError
+from ..tensor import Tensor
+from .cli_values import MAX_ELEMENTS, parse_value
+from .csvfile import parse_csv, read_text
+
+
+@dataclass
+class Loaded:
+    values: dict[str, Tensor]
+    notes: list[str]
+
+
+def _usage(msg: str) -> MnError:
+    return MnError(Diagnostic("EUSAGE", msg))
+
+
+def parse_overrides(pairs: list[tuple[str, str]], csv_names: set[str]) -> dict[str, object]:
+    """`--in` pairs -> name: Tensor (raw integers) or name: str (a path for a csv() input)."""
+    out: dict[str, object] = {}
+    for name, text in pairs:  # the last binding of a name wins
+        if name in csv_names:
+            out[name] = text
+            continue
+        try:
+            out[name] = parse_value(text)
+        except ValueError as e:
+            raise _usage(f"bad --in {name}={text}: {e}") from None
+    return out
+
+
+def load_inputs(program: ast.Program, overrides: dict[str, object], script_dir: str) -> Loaded:
+    loaded = Loaded({}, [])
+    for decl in program.inputs:  # a repeated name: the last declaration wins (W006)
+        if decl.name in overrides and not isinstance(overrides[decl.name], str):
+            loaded.values[decl.name] = overrides[decl.name]
+        else:
+            loaded.values[decl.name] = _load(decl, overrides.get(decl.name), script_dir, loaded,
+                                             OpContext(program.quant.quantres), program.quant)
+    for name, value in overrides.items():
+        if name not in loaded.values:
+            loaded.values[name] = value
+    return loaded
+
+
+def _load(decl: ast.InputDecl, override, script_dir, loaded: Loaded, ctx, quant) -> Tensor:
+    v = decl.value
+    if isinstance(v, ast.LiteralInput):
+        return Tensor(v.shape, v.data)
+    if isinstance(v, ast.CtorInput):
+        return _construct(decl.name, v, ctx)
+    if v.kind != "csv":
+        raise MnError(Diagnostic("E018", f"in::{decl.name}: {v.kind}() inputs need calc::ml:: "
+                                 "support, which this build does not have yet", v.pos))
+    if override is not None:
+        path, shown = override, override
+    elif v.path is not None:
+        path, shown = os.path.join(script_dir, v.path), v.path
+    else:
+        raise _usage(f"in::{decl.name} = csv() has no default file; pass --in "
+                     f"{decl.name}=PATH")
+    try:
+        got = parse_csv(read_text(path, shown), shown, quant)
+    except MnError as e:
+        raise MnError(*(_prefixed(d, decl.name) for d in e.diagnostics)) from None
+    loaded.notes.extend(f"in::{decl.name}: {n}" for n in got.notes)
+    return got.tensor
+
+
+def _prefixed(d: Diagnostic, name: str) -> Diagnostic:
+    return Diagnostic(d.code, f"in::{name}: {d.message}", d.pos, d.stage)
+
+
+# Elements each constructor builds, from its operand values (checked before building).
+_SIZES = {
+    "zeros": lambda a: a[0] * a[1], "ones": lambda a: a[0] * a[1],
+    "full": lambda a: a[0] * a[1], "eye": lambda a: a[0] * a[0], "range": lambda a: a[0],
+    "tridiag": lambda a: a[0] * a[0],
+}
+
+
+def _construct(name: str, v: ast.CtorInput, ctx: OpContext) -> Tensor:
+    operands = [Tensor.scalar(o.value) if isinstance(o, ast.Num) else Tensor(o.shape, o.data)
+                for o in v.operands]
+    if v.ctor == "diag":
+        size = prod(operands[0].shape) ** 2 if operands else 0
+    else:
+        size = _SIZES[v.ctor]([abs(o.data[0]) for o in operands])
+    if size > MAX_ELEMENTS:
+        raise MnError(Diagnostic("E026", f"in::{name}: '{v.ctor}' would build {size} elements, "
+                                 f"over the limit of {MAX_ELEMENTS}", v.ctor_pos))
+    try:
+        return BY_NAME[v.ctor].function()(ctx, *operands)
+    except OpError as e:
+        raise MnError(Diagnostic("ERUN", f"in::{name}: {v.ctor}: {e}")) from None

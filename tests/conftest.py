@@ -1,0 +1,59 @@
+"""Shared helpers: run maned-run / maned-lint in-process on a script file or inline text."""
+import io
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from maned.cli import lint as lint_cli
+from maned.cli import run as run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+HEADERS = {
+    "{H0}": "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;",
+    "{H2}": "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=2;",
+}
+
+
+def expand(source: str) -> str:
+    for key, text in HEADERS.items():
+        source = source.replace(key, text)
+    return source
+
+
+def run_tool(tool, argv):
+    out, err = io.StringIO(), io.StringIO()
+    code = tool.main(argv, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A scratch copy of examples/ as the working directory (scripts may write out:: files)."""
+    dst = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, dst)
+    monkeypatch.chdir(dst)
+    return dst
+
+
+@pytest.fixture
+def maned_run(workdir):
+    def run(*argv, source=None, before=()):
+        argv = list(before) + list(argv)
+        if source is not None:
+            path = workdir / "inline.mnd"
+            path.write_text(expand(source), encoding="utf-8")
+            argv = list(before) + [str(path)] + list(argv[len(before):])
+        return run_tool(run_cli, argv)
+    return run
+
+
+@pytest.fixture
+def maned_lint(workdir):
+    def lint(source):
+        path = workdir / "inline.mnd"
+        path.write_text(expand(source), encoding="utf-8")
+        return run_tool(lint_cli, [os.fspath(path)])
+    return lint

@@ -1,0 +1,108 @@
+"""Bad input never ends in a traceback, a stray exit code or a hang (R33): generated
+mutations of the example scripts run in-process through maned-run, each under a timeout.
+MANED_FUZZ_CASES raises the count (the default keeps the suite fast)."""
+import io
+import os
+import random
+import re
+import signal
+from contextlib import contextmanager
+
+import pytest
+
+from maned.cli import run as run_cli
+from maned.diagnostics.ledger import LEDGER
+
+from conftest import EXAMPLES
+
+CASES = int(os.environ.get("MANED_FUZZ_CASES", "1200"))
+SECONDS = 10
+CORPUS = sorted(p.name for p in EXAMPLES.glob("*.mnd"))
+TOKEN = re.compile(r"\s+|[A-Za-z_][A-Za-z0-9_]*|-?\d+(?:\.\d+)?|::|.", re.S)
+CODED = re.compile(r"\[([A-Z0-9]+)\]$")
+STDOUT_LINE = re.compile(r"flow '[^']+' outputs:|return@\d+ : .*|out::\S+ -> .*|"
+                         r"[^\s:]+ : (scalar = -?\d+|\[[0-9x]+\] = \[[-0-9, ]*\])")
+
+
+def _tokens(text: str) -> list[str]:
+    return TOKEN.findall(text)
+
+
+def mutate(text: str, rng: random.Random, vocabulary: list[str]) -> bytes:
+    """One to three random edits of tokens, characters or bytes."""
+    data = text
+    for _ in range(rng.randint(1, 3)):
+        kind = rng.choice(["drop", "dup", "swap", "replace", "cdrop", "cdup", "cswap",
+                           "truncate", "bytes"])
+        toks = _tokens(data)
+        if kind in ("drop", "dup", "swap", "replace") and len(toks) > 1:
+            i = rng.randrange(len(toks) - 1)
+            if kind == "drop":
+                del toks[i]
+            elif kind == "dup":
+                toks.insert(i, toks[i])
+            elif kind == "swap":
+                toks[i], toks[i + 1] = toks[i + 1], toks[i]
+            else:
+                toks[i] = rng.choice(vocabulary)
+            data = "".join(toks)
+        elif kind in ("cdrop", "cdup", "cswap") and len(data) > 1:
+            i = rng.randrange(len(data) - 1)
+            if kind == "cdrop":
+                data = data[:i] + data[i + 1:]
+            elif kind == "cdup":
+                data = data[:i] + data[i] + data[i:]
+            else:
+                data = data[:i] + data[i + 1] + data[i] + data[i + 2:]
+        elif kind == "truncate":
+            data = data[:rng.randrange(len(data) + 1)]
+    raw = data.encode("utf-8")
+    if rng.random() < 0.15:
+        i = rng.randrange(len(raw) + 1)
+        raw = raw[:i] + bytes(rng.randrange(256) for _ in range(rng.randint(1, 4))) + raw[i:]
+    return raw
+
+
+@contextmanager
+def deadline(seconds: int):
+    def expire(signum, frame):
+        raise TimeoutError(f"no answer within {seconds} s")
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def check_outcome(code: int, out: str, err: str) -> None:
+    assert code in (0, 1, 2), f"exit {code}"
+    if code == 0:
+        for line in out.splitlines():
+            assert STDOUT_LINE.fullmatch(line), f"odd stdout line {line!r}"
+    else:
+        codes = [m.group(1) for ln in err.splitlines() if (m := CODED.search(ln))]
+        assert codes, f"exit {code} without a coded line: {err!r}"
+        assert all(c in LEDGER for c in codes), codes
+
+
+def test_mutated_examples_end_cleanly(workdir):
+    rng = random.Random(20261130)
+    texts = {name: (workdir / name).read_text(encoding="utf-8") for name in CORPUS}
+    vocabulary = sorted({t for text in texts.values() for t in _tokens(text) if t.strip()})
+    target = workdir / "fuzz.mnd"
+    for n in range(CASES):
+        name = rng.choice(CORPUS)
+        raw = mutate(texts[name], rng, vocabulary)
+        target.write_bytes(raw)
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            with deadline(SECONDS):
+                code = run_cli.main([str(target)], out, err)
+        except Exception as e:  # a traceback is the bug this test exists to find
+            pytest.fail(f"case {n} ({name}) raised {type(e).__name__}: {e}\n{raw!r}")
+        try:
+            check_outcome(code, out.getvalue(), err.getvalue())
+        except AssertionError as e:
+            pytest.fail(f"case {n} ({name}): {e}\n{raw!r}")
