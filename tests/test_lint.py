@@ -56,7 +56,7 @@ def test_lint_output_is_sorted():
     program, _ = parse(HEADER + flow("  x gelu z =\n  x xx add y ="))
     diags = lint(program)
     assert [d.sort_key() for d in diags] == sorted(d.sort_key() for d in diags)
-    assert [d.code for d in diags] == ["W004", "W011", "E003"]
+    assert [d.code for d in diags] == ["W011", "W004", "E003"]
 
 
 def test_rules_are_a_table_of_functions():
@@ -101,9 +101,16 @@ def test_unroll_rebound_parameter_is_changed():
     assert "W016" not in codes(snippet)
 
 
-def test_unroll_pass_through_via_stack_op():
-    snippet = "@unroll(2)\ncalc::lambda_flow f(x, n) {\n  n x swap f y, m =\n} return y, m;\n"
-    assert codes(snippet).count("W016") == 2
+@pytest.mark.parametrize("body, count", [
+    ("  n x swap f y, m =", 2),        # swap puts both back in place
+    ("  x n 7 drop f y, m =", 2),       # drop removes the 7
+    ("  n x over drop swap f y, m =", 2),
+    ("  n x 1 -rot drop f y, m =", 1),  # -rot gives 1 n x; f(1, n): only n passes
+    ("  n 1 x rot drop f y, m =", 0),   # rot gives 1 x n; f(1, x): nothing in place
+])
+def test_unroll_pass_through_through_stack_ops(body, count):
+    snippet = f"@unroll(2)\ncalc::lambda_flow f(x, n) {{\n{body}\n}} return y, m;\n"
+    assert codes(snippet).count("W016") == count
 
 
 def test_repeat_is_not_a_rebinding_but_a_later_statement_is():

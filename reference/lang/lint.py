@@ -19,6 +19,9 @@ from .names import DECORATORS, DECORATORS_INERT, DEVICE_FIELDS, DIRECTIVE_KEYS, 
 _PARSER_KEYS = ("quantrange", "register_backward", "quant", "backpropagation")
 _RESERVED_KEYS = {"routing_policy": "E012", "checkpoint_every": "E020"}
 _CREDENTIAL_FIELDS = ("pass", "token")
+# Stack op -> (values it takes, which of them it leaves, bottom first), Forth semantics.
+_STACK_PERMS = {"dup": (1, (0, 0)), "drop": (1, ()), "swap": (2, (1, 0)),
+                "over": (2, (0, 1, 0)), "rot": (3, (1, 2, 0)), "-rot": (3, (2, 0, 1))}
 
 # --- walking the tree ---------------------------------------------------------------------
 
@@ -171,8 +174,9 @@ def undefined_variable(ctx):
 def duplicate_parameter(ctx):
     """E004: a parameter listed twice (flows and ML definitions); at the second."""
     for d in ctx.flows + ctx.ml_defs:
+        what = "flow" if isinstance(d, ast.FlowDef) else "ml definition"
         for p, _ in _duplicates(d.params, lambda p: p.name):
-            yield Diagnostic("E004", f"'{d.name}': parameter '{p.name}' is listed twice",
+            yield Diagnostic("E004", f"{what} '{d.name}': parameter '{p.name}' is listed twice",
                              p.pos)
 
 
@@ -380,16 +384,13 @@ def _self_call_args(flow, stmt, table):
     nothing more) on anything it cannot size, which the parser has refused already.
     """
     stack: list = []
-    perms = {"dup": (0, 0), "drop": (0,), "swap": (1, 0), "over": (0, 1, 0),
-             "rot": (1, 2, 0), "-rot": (2, 0, 1)}
-    needs = {"dup": 1, "drop": 2, "swap": 2, "over": 2, "rot": 3, "-rot": 3}
     for t in stmt.terms:
         if isinstance(t, ast.StackOp):
-            n = needs[t.name]
+            n, perm = _STACK_PERMS[t.name]
             if len(stack) < n:
                 return
             top = stack[-n:]
-            stack[-n:] = [top[i] for i in perms[t.name]]
+            stack[-n:] = [top[i] for i in perm]
         elif isinstance(t, (ast.OpCall, ast.FlowCall)):
             callee = table.get(t.name) if isinstance(t, ast.FlowCall) else None
             if isinstance(t, ast.FlowCall) and callee is None:

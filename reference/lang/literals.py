@@ -17,9 +17,9 @@ class Fail(Exception):
         self.resume = resume
 
 
-def fail(tok: Token, message: str, code: str = "EPARSE"):
-    """Raise Fail at `tok`; a BAD token was already reported by the lexer."""
-    if tok.kind == "BAD":
+def fail(tok, message: str, code: str = "EPARSE"):
+    """Raise Fail at `tok` (a token or node); a BAD token was already reported by the lexer."""
+    if getattr(tok, "kind", None) == "BAD":
         raise Fail("", "", tok.pos)
     raise Fail(code, message, tok.pos)
 

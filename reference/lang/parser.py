@@ -268,7 +268,8 @@ class _Parser:
             return LiteralInput(lit.pos, lit.shape, lit.data)
         if first.kind == "NAME" and len(vals) > 1 and vals[1].kind == "(":
             return self.source(name, vals)
-        if any(t.kind == "NAME" and t.text == "cols" for t in vals) or (
+        if any(t.kind == "NAME" and t.text == "cols" and u.kind == "("
+               for t, u in zip(vals, vals[1:])) or (
                 len(vals) == 1 and first.kind == "NAME" and "." in first.text):
             fail(first, f"in::{name}: frame and profile projections are out of scope for this "
                  "implementation", "E025")
@@ -374,8 +375,8 @@ class _Parser:
             except Fail as f:
                 error = error or f
         if error:
-            raise Fail("EPARSE", error.diag.message, error.diag.pos, resume=c.i) \
-                if error.diag else Fail("", "", None, resume=c.i)
+            error.resume = c.i
+            raise error
         return DeviceDecl(head.pos, alias, tuple(fields))
 
     # --- statements ----------------------------------------------------------------------
@@ -438,35 +439,36 @@ class _Parser:
                 break
             check_bindable(t, self.flows, "a parameter name")
             params.append(Param(c.next().pos, t.text))
-            sep = c.expect(")" if c.at(")", None) else ",", "',' or ')' in the parameter list",
-                           newlines=True)
+            c.skip_newlines()
+            sep = c.next()
             if sep.kind == ")":
                 break
+            if sep.kind != ",":
+                fail(sep, f"expected ',' or ')' in the parameter list, found {describe(sep)}")
         c.skip_newlines()
-        devices = []
-        if c.at("AT"):
-            at = c.peek()
-            if at.text != "device":
-                fail(at, f"only @device(alias) may follow the {what} signature")
-            dec = parse_decorator(c)
-            if not dec.args or not all(isinstance(a, str) for a in dec.args):
-                fail(at, "@device takes one or more worker aliases, as in @device(bob)")
-            devices = [DeviceRef(at.pos, a) for a in dec.args]
-        return name_tok, tuple(params), tuple(devices)
+        devices, extra = [], []
+        while c.at("AT"):
+            if c.peek().text == "device":
+                devices.extend(_device_refs(c))
+            else:  # kept for the linter (E008 unknown, W012 inert)
+                extra.append(parse_decorator(c))
+            c.skip_newlines()
+        return name_tok, tuple(params), tuple(devices), tuple(extra)
 
     def flow_def(self, decs) -> FlowDef:
         c = self.c
         kw = c.next()
-        name_tok, params, devices = self.signature("flow")
+        name_tok, params, devices, extra = self.signature("flow")
         name = name_tok.text
+        decs = (*decs, *extra)
+        unroll = _unroll(decs)
         open_tok = c.expect("{", f"'{{' to open the body of flow '{name}'", newlines=True)
         end = self.block_end(open_tok, f"flow '{name}' body")
         scope = Scope(self.flows)
         body = BodyParser(scope, self.diags).parse(self.toks[c.i:end])
         c.i = end + 1
         returns = self.return_clause(f"flow '{name}'", "EPARSE")
-        flow = FlowDef(kw.pos, name, params, devices, body, returns, tuple(decs),
-                       _unroll(decs))
+        flow = FlowDef(kw.pos, name, params, devices, body, returns, tuple(decs), unroll)
         self.calls[id(flow)] = scope.calls
         return flow
 
@@ -529,7 +531,8 @@ class _Parser:
                    if algo else "calc::ml:: needs an algorithm")
             fail(kw, f"{msg}; the algorithms are {known}", "E021")
         try:
-            name_tok, params, devices = self.signature("ML definition")
+            name_tok, params, devices, extra = self.signature("ML definition")
+            decs = (*decs, *extra)
             what = f"ml definition '{name_tok.text}' ({algo})"
             open_tok = c.expect("{", f"'{{' to open the hyperparameters of {what}",
                                 newlines=True)
@@ -654,6 +657,26 @@ def _hyper_value(c: Cursor, what: str, key: str):
          f"{describe(t)}", "E022")
 
 
+def _device_refs(c: Cursor) -> list[DeviceRef]:
+    """`@device(a[, b...])` with each alias at its own position."""
+    at = c.next()
+    c.expect("(", "'(' after @device")
+    refs = []
+    while True:
+        c.skip_newlines()
+        a = c.next()
+        if a.kind != "NAME" or not a.text.isidentifier():
+            fail(a if a.kind != ")" else at, "@device takes one or more worker aliases, as in "
+                 "@device(bob)")
+        refs.append(DeviceRef(a.pos, a.text))
+        c.skip_newlines()
+        sep = c.next()
+        if sep.kind == ")":
+            return refs
+        if sep.kind != ",":
+            fail(sep, f"expected ',' or ')' in @device(...), found {describe(sep)}")
+
+
 def _unroll(decs) -> int | None:
     """The @unroll(n) count (1..256), or None without the decorator."""
     n = None
@@ -661,8 +684,7 @@ def _unroll(decs) -> int | None:
         if d.name == "unroll":
             if len(d.args) != 1 or not isinstance(d.args[0], int) \
                     or not 1 <= d.args[0] <= names.MAX_REPEAT:
-                fail_pos = d.pos
                 raise Fail("EPARSE", "@unroll takes one integer count 1..256, as in @unroll(5)",
-                           fail_pos)
+                           d.pos)
             n = d.args[0]
     return n

@@ -18,6 +18,7 @@ CASES = [
     # --- parser codes ---------------------------------------------------------------------
     ("EPARSE", flow("  add y ="), 5, 3, None),
     ("E006", flow("  A[0] 1 add y ="), 5, 3, None),
+    ("E006", flow("  x r.eig add y ="), 5, 5, "'r.eig'"),
     ("E009", "calc::lambda_flw g(x) {\n  x 1 add y =\n} return y;\n", 4, 1, None),
     ("E010", "mnd::quantrange=100;\n", 4, 1, None),
     ("E011", "mnd::register_backward=1;\n", 4, 1, None),
@@ -28,13 +29,14 @@ CASES = [
     ("E017", flow("  x kestrel y ="), 5, 5, "kestrel"),
     ("E017", flow("  x ycombinator y ="), 5, 5, None),
     ("E018", "in::t = parquet(\"t.parquet\");\n", 4, 9, None),
+    ("E018", "in::a = 1;\nout::a = parquet(\"a.parquet\");\n", 5, 10, "out::a"),
     ("E019", "calc::lambda_flow f(x) {\n  repeat(a):\n    x 1 add x =\n  end\n} return x;\n",
-     5, 3, None),
+     5, 10, None),
     ("E021", "in::X = [[1, 2], [3, 4]];\nin::Y = [[1], [2]];\n"
              "calc::ml::foo fit(X, Y) {} return model;\n", 6, 1, None),
     ("E022", "in::X = [[1, 2], [3, 4]];\nin::Y = [[1], [2]];\n"
              "calc::ml::linear_regression fit(X, Y) { lr: 0.05, features: 2 } return model;\n",
-     6, 1, None),
+     6, 45, "'lr'"),
     ("E023", "in::x = 0.5;\n", 4, 9, None),
     ("E025", "frame::f = jsonl(\"d.jsonl\");\n", 4, 1, None),
     ("E026", "in::x = 3000000000;\n", 4, 9, None),
@@ -55,6 +57,7 @@ CASES = [
     ("E007", "mnd::quantmaxx=5;\n", 4, 1, "did you mean 'quantmax'"),
     ("E008", "@devcie(rex)\n" + flow("  x 1 add y ="), 4, 1, "did you mean 'device'"),
     ("E012", "mnd::routing_policy=1;\n", 4, 1, "@device"),
+    ("E012", "mnd::routing_policy { a: 1 };\n", 4, 1, "@device"),
     ("E020", "mnd::checkpoint_every=5;\n", 4, 1, None),
     ("E024", "device::bob { port = 4780; }\n", 4, 1, "'bob'"),
     # --- linter warnings ------------------------------------------------------------------
@@ -82,7 +85,7 @@ CASES = [
     ("W015", "device::bob { hots = \"h\"; discover = true; }\n", 4, 15, "did you mean 'host'"),
     ("W016", "@unroll(3)\ncalc::lambda_flow f(x, n) {\n  x n f y, m =\n} return y, m;\n",
      6, 7, "'x'"),
-    ("W017", flow("  x 1 2 y ="), 5, 3, "1 value(s)"),
+    ("W017", flow("  x 1 2 y ="), 5, 3, "2 value(s)"),
 ]
 
 # A realistic script on which nothing at all fires (parser and linter).

@@ -1,0 +1,173 @@
+"""The installed commands as real child processes, and the CLI surface run in-process."""
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import EXAMPLES
+
+
+def _exe(name: str) -> str:
+    path = shutil.which(name)
+    assert path, f"{name} is not installed (pip install . puts it on PATH)"
+    return path
+
+
+def test_maned_run_console_script_prints_the_block():
+    p = subprocess.run([_exe("maned-run"), str(EXAMPLES / "layer.mnd")], capture_output=True,
+                       text=True, timeout=60)
+    assert (p.returncode, p.stdout, p.stderr) == (
+        0, "flow 'layer' outputs:\nresult : [2x2] = [6, 8, 10, 0]\n", "")
+
+
+def test_maned_lint_console_script_reports_and_exits_1(tmp_path):
+    script = tmp_path / "bad.mnd"
+    script.write_text("mnd::quantmax=1;\nmnd::quantmin=-1;\nmnd::quantres=0;\n"
+                      "calc::lambda_flow f(x) {\n    x y add r =\n} return r;\n")
+    p = subprocess.run([_exe("maned-lint"), str(script)], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 1
+    assert f"{script}:5:7: error[E003]: " in p.stdout
+
+
+@pytest.mark.parametrize("tool", ["maned-run", "maned-lint"])
+def test_version_has_two_lines_starting_with_the_tool(tool):
+    p = subprocess.run([_exe(tool), "--version"], capture_output=True, text=True, timeout=60)
+    lines = p.stdout.splitlines()
+    assert p.returncode == 0 and len(lines) == 2
+    assert lines[0].startswith(f"{tool} ") and lines[1].startswith("build: ")
+
+
+def test_help_lists_every_flag(maned_run):
+    code, out, err = maned_run("--help")
+    assert code == 0 and err == ""
+    for flag in ("--flow", "--in", "--trap-overflow", "--threads", "--version", "--help"):
+        assert flag in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "error: no script given"),
+    (["hello.mnd", "--threads", "0"], "error: --threads takes a whole number >= 1, not '0'"),
+    (["hello.mnd", "--threads"], "error: --threads needs a value"),
+    (["hello.mnd", "other.mnd"], "error: unknown argument: other.mnd"),
+    (["hello.mnd", "--in", "a"], "error: bad --in a: expected name=VALUE"),
+    (["hello.mnd", "--in", "q=1"], "error: --in q: the script has no in::q"),
+    (["hello.mnd", "--in", "a=99999999999"], "error: bad --in a=99999999999: 99999999999 "
+                                            "does not fit int32"),
+    (["hello.mnd", "--flow", "arithmetc"], "error: --flow arithmetc: no such flow "
+                                           "(did you mean 'arithmetic'?)"),
+])
+def test_usage_errors_exit_2_with_a_coded_line(maned_run, argv, message):
+    code, out, err = maned_run(*argv)
+    assert (code, out) == (2, "")
+    assert err.startswith(message) and err.rstrip().endswith("[EUSAGE]")
+
+
+def test_in_overrides_an_in_default(maned_run):
+    code, out, _ = maned_run("hello.mnd", "--in", "a=10", "--in", "a=5")
+    assert code == 0
+    assert out.splitlines()[1:] == ["sum_then_scale : scalar = 32",
+                                    "scale_then_sum : scalar = 17"]
+
+
+def test_threads_never_change_a_number(maned_run):
+    one = maned_run("birds.mnd", "--threads", "1")
+    two = maned_run("birds.mnd", "--threads", "2")
+    assert one == two and one[0] == 0
+
+
+def test_flow_runs_the_producers_and_prints_only_the_selected_block(maned_run):
+    source = """{H0}
+in::a = [[1,2]];
+calc::lambda_flow first(a) {
+    a a add m =
+} return m;
+calc::lambda_flow second(m) {
+    m m mul n =
+} return n;
+calc::lambda_flow other(a) {
+    a gelu k =
+} return k;
+"""
+    code, out, err = maned_run("--flow", "second", source=source)
+    assert (code, out, err) == (0, "flow 'second' outputs:\nn : [1x2] = [4, 16]\n", "")
+
+
+def test_top_level_statements_bind_globals_and_return_prints(maned_run):
+    source = """{H0}
+in::x = [[1,2],[3,4]];
+x x add twice =
+return(twice tensor_sum);
+calc::lambda_flow f() {
+    twice 1 add r =
+} return r;
+"""
+    code, out, err = maned_run(source=source)
+    assert (code, err) == (0, "")
+    assert out == "return@6 : [1] = [20]\nflow 'f' outputs:\nr : [2x2] = [3, 5, 7, 9]\n"
+
+
+def test_circular_dependency_is_eplan(maned_run):
+    source = """{H0}
+calc::lambda_flow f(b) {
+    b b add a =
+} return a;
+calc::lambda_flow g(a) {
+    a a add b =
+} return b;
+"""
+    code, out, err = maned_run(source=source)
+    assert (code, out) == (1, "")
+    assert err == "error: circular flow dependency: f -> g -> f [EPLAN]\n"
+
+
+def test_constructor_over_the_size_cap_is_e026(maned_run):
+    code, out, err = maned_run(source="{H0}\nin::z = 5000 5000 zeros;\n")
+    assert (code, out) == (1, "")
+    assert "'zeros' would build 25000000 elements, over the limit of 4194304 [E026]" in err
+
+
+def test_bad_csv_cell_is_e029_naming_file_line_col(maned_run, workdir):
+    (workdir / "bad.csv").write_text("1,2\n3,oops\n")
+    code, out, err = maned_run(source='{H0}\nin::t = csv("bad.csv");\n')
+    assert (code, out) == (1, "")
+    assert err == "error: in::t: bad.csv:2:3: 'oops' is not a number [E029]\n"
+
+
+def test_missing_csv_is_eio_exit_2(maned_run):
+    code, out, err = maned_run(source='{H0}\nin::t = csv("nope.csv");\n')
+    assert (code, out) == (2, "")
+    assert err.startswith("error: in::t: cannot read 'nope.csv': ") and err.endswith("[EIO]\n")
+
+
+def test_empty_csv_input_takes_its_path_from_in(maned_run, workdir):
+    (workdir / "t.csv").write_text("1,2\n")
+    source = '{H0}\nin::t = csv();\ncalc::lambda_flow f(t) {\n    t t add r =\n} return r;\n'
+    assert maned_run(source=source)[2].endswith("pass --in t=PATH [EUSAGE]\n")
+    code, out, err = maned_run("--in", f"t={workdir / 't.csv'}", source=source)
+    assert (code, out) == (0, "flow 'f' outputs:\nr : [1x2] = [2, 4]\n")
+
+
+def test_unwritable_output_is_eio_and_the_block_still_prints(maned_run):
+    source = '{H0}\nin::a = 1;\nout::r = csv("no/such/dir/r.csv");\n' \
+             'calc::lambda_flow f(a) {\n    a a add r =\n} return r;\n'
+    code, out, err = maned_run(source=source)
+    assert code == 2
+    assert out == "flow 'f' outputs:\nr : scalar = 2\n"
+    assert err.startswith("error: out::r: cannot write 'no/such/dir/r.csv'")
+
+
+def test_routed_flow_is_refused_until_routing_exists(maned_run):
+    source = '{H0}\nin::a = 1;\ndevice::rex { host = "local"; }\n' \
+             'calc::lambda_flow f(a) @device(rex) {\n    a a add r =\n} return r;\n'
+    code, out, err = maned_run(source=source)
+    assert (code, out) == (1, "")
+    assert err.endswith("routing to device 'rex' is not available in this build yet; "
+                        "remove @device to run it locally [EPLAN]\n")
+
+
+def test_script_that_is_not_utf8_is_eparse_at_the_byte(maned_run, workdir):
+    (workdir / "bin.mnd").write_bytes(b"mnd::quantmax=1;\nmnd::q\xffantmin=-1;\n")
+    code, out, err = maned_run("bin.mnd")
+    assert (code, out) == (2, "")
+    assert err == "parse error [2:7] the script is not UTF-8 text [EPARSE]\n"
