@@ -453,6 +453,7 @@ ERRORS = [
     (H, "mnd::matmul_grad = 1;", "E011", 4, 1),
     (H, "mnd::device::fpga {\n  clock = 1;\n}", "E016", 4, 1),
     (H, "mnd::foo 3;", "EPARSE", 4, 10),
+    (H, "mnd::backpropagation {lr: 1} loss =", "E015", 4, 1),
     # inputs and outputs
     (H, "in::x = 0.5;", "E023", 4, 9),
     (H, "in::x = [1, 2.5];", "E023", 4, 13),

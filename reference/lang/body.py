@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from ..diagnostics import Diagnostic
 from ..ops import registry
 from . import names
-from .ast import (Decorator, FlowCall, InertPrint, Num, OpCall, Ref, Repeat, StackOp,
+from .ast import (FlowCall, InertPrint, Num, OpCall, Ref, Repeat, StackOp,
                   Statement, Target)
 from .lexer import Token
 from .literals import (Cursor, Fail, describe, fail, float_error, int_value, parse_decorator,
@@ -64,7 +64,7 @@ def combinator_message(name: str, in_body: bool) -> str:
             "λ-term only")
 
 
-def _refused_terms(toks: list[Token], scope: Scope) -> None:
+def refuse_retracted(toks: list[Token], scope: Scope) -> None:
     """The retracted forms win over any other complaint about the statement (E017, E015)."""
     for t in toks:
         if t.kind == "ARROW" or (t.kind == "NAME" and t.text in ("lambda", "ycombinator")):
@@ -186,7 +186,7 @@ def parse_terms(toks: list[Token], scope: Scope) -> tuple[list, int]:
 
 def parse_statement(toks: list[Token], scope: Scope, decorators=()) -> Statement:
     """`terms targets [annotation] =` (the tokens of one statement, terminator excluded)."""
-    _refused_terms(toks, scope)
+    refuse_retracted(toks, scope)
     last = toks[-1]
     if last.kind != "=":
         fail(last, "a statement ends with 'target =' (no '=' found)")

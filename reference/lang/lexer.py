@@ -111,6 +111,7 @@ class _Lexer:
                 self.bad_run()
 
     def peek(self, k: int) -> str:
+        """The character k ahead, or "" past the end ("" is in no character set)."""
         j = self.i + k
         return self.s[j] if j < len(self.s) else ""
 
@@ -136,11 +137,11 @@ class _Lexer:
         s, pos, start = self.s, self.pos(), self.i
         if s[self.i] == "-":
             self.advance()
-        while self.peek(0) in _DIGITS and self.peek(0):
+        while self.peek(0) in _DIGITS:
             self.advance()
-        if self.peek(0) == "." and self.peek(1) in _DIGITS and self.peek(1):
+        if self.peek(0) == "." and self.peek(1) in _DIGITS:
             self.advance()
-            while self.peek(0) in _DIGITS and self.peek(0):
+            while self.peek(0) in _DIGITS:
                 self.advance()
             self.emit("FLOAT", s[start:self.i], pos)
             return

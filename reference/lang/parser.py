@@ -1,19 +1,16 @@
 """The recursive-descent parser: source text to a Program plus parse errors (never raises).
 
-Top-level items, the quantization preamble, declarations and definitions live here; RPN
-statements and flow bodies are in `body`, shared literal forms in `literals`.
+Top-level items, the quantization preamble and definitions live here; declaration values
+are in `decls`, RPN statements and flow bodies in `body`, shared literal forms in `literals`.
 """
 from ..diagnostics import Diagnostic, Pos
-from ..ops import registry
-from . import names
-from .ast import (CtorInput, DeviceDecl, DeviceField, DeviceRef, Directive, EnvRef, FileInput,
-                  FlowDef, Hyper, InputDecl, LiteralInput, MLDef, Num, OutputDecl, Param,
-                  PrintStatement, Program, Quant, StatusDecl, Target, TopStatement)
-from .body import (BodyParser, Scope, _refused_terms, check_bindable, parse_statement,
-                   parse_terms, reserved_reason)
+from . import decls, names
+from .ast import (DeviceDecl, DeviceRef, Directive, FlowDef, Hyper, InputDecl, MLDef, Param,
+                  OutputDecl, PrintStatement, Program, Quant, StatusDecl, Target, TopStatement)
+from .body import (BodyParser, Scope, check_bindable, parse_statement, parse_terms,
+                   refuse_retracted, reserved_reason)
 from .lexer import Token, tokenize
-from .literals import (Cursor, Fail, describe, fail, float_error, int_value, parse_decorator,
-                       parse_tensor)
+from .literals import Cursor, Fail, describe, fail, float_error, int_value, parse_decorator
 from .recursion import check_recursion
 
 QUANT_REQUIRED = ("quantmax", "quantmin", "quantres")
@@ -200,6 +197,9 @@ class _Parser:
         if key.startswith("device::") or key == "device":
             fail(head, "mnd::device:: blocks are retracted; declare device::alias { ... } and "
                  "route a flow with @device(alias)", "E016")
+        if key == "backpropagation":
+            fail(head, "mnd::backpropagation is retracted: there is no automatic "
+                 "differentiation; write the gradient as ordinary ops", "E015")
         if key == "quantrange":
             fail(head, "mnd::quantrange is consumed by nothing; declare mnd::quantmax and "
                  "mnd::quantmin", "E010")
@@ -237,117 +237,14 @@ class _Parser:
 
     # --- declarations --------------------------------------------------------------------
 
-    def declared_name(self, toks: list[Token], prefix: str) -> Token:
-        head = toks[0]
-        name = head.text[len(prefix):]
-        if not name.isidentifier() or not name.isascii():
-            fail(head, f"{prefix} needs a plain name, found '{head.text}'")
-        if len(toks) < 2 or toks[1].kind != "=":
-            fail(toks[1] if len(toks) > 1 else head, f"expected '=' after {head.text}")
-        if len(toks) < 3:
-            fail(toks[1], f"{head.text} needs a value after '='")
-        return head
-
     def input_decl(self) -> InputDecl:
-        toks = self.collect()
-        head = self.declared_name(toks, "in::")
-        name = head.text[4:]
-        why = reserved_reason(name, self.flows)
-        if why:
-            fail(head, f"'{name}' is reserved ({why}) and cannot name an input")
-        return InputDecl(head.pos, name, self.input_value(name, toks[2:]))
-
-    def input_value(self, name: str, vals: list[Token]):
-        first, last = vals[0], vals[-1]
-        if len(vals) == 1 and first.kind == "INT":
-            return LiteralInput(first.pos, (), (int_value(first),))
-        if len(vals) == 1 and first.kind == "FLOAT":
-            float_error(first)
-        if first.kind == "[" and _closes_at_end(vals):
-            lit = parse_tensor(Cursor(vals))
-            return LiteralInput(lit.pos, lit.shape, lit.data)
-        if first.kind == "NAME" and len(vals) > 1 and vals[1].kind == "(":
-            return self.source(name, vals)
-        if any(t.kind == "NAME" and t.text == "cols" and u.kind == "("
-               for t, u in zip(vals, vals[1:])) or (
-                len(vals) == 1 and first.kind == "NAME" and "." in first.text):
-            fail(first, f"in::{name}: frame and profile projections are out of scope for this "
-                 "implementation", "E025")
-        if last.kind == "NAME":
-            return self.ctor(name, vals)
-        fail(first, f"in::{name}: expected an integer, a tensor literal, csv(\"path\"), "
-             "model(\"path\") or a constructor such as '3 3 zeros'")
-
-    def source(self, name: str, vals: list[Token]) -> FileInput:
-        kind_tok = vals[0]
-        kind = kind_tok.text
-        if kind in names.INPUT_KINDS_REFUSED:
-            fail(kind_tok, f"in::{name}: {kind}(...) inputs are not supported by this "
-                 "implementation (it loads csv and model)", "E018")
-        if kind not in names.INPUT_KINDS:
-            fail(kind_tok, f"in::{name}: unknown input source '{kind}'"
-                 + names.suggest(kind, names.INPUT_KINDS + names.INPUT_KINDS_REFUSED))
-        args = vals[2:]
-        if args and args[-1].kind == ")":
-            args = args[:-1]
-        else:
-            fail(vals[-1], f"expected ')' to close {kind}(")
-        if not args:
-            return FileInput(kind_tok.pos, kind, None)
-        if len(args) != 1 or args[0].kind != "STRING":
-            fail(args[0], f"{kind}() takes one path string, as in {kind}(\"data.{kind}\")")
-        return FileInput(kind_tok.pos, kind, args[0].value)
-
-    def ctor(self, name: str, vals: list[Token]) -> CtorInput:
-        ctor_tok = vals[-1]
-        spec = registry.lookup(ctor_tok.text)
-        if spec is not None and spec.kind == "scope":
-            fail(ctor_tok, f"in::{name}: constructor '{ctor_tok.text}' is out of scope for "
-                 "this implementation", "E025")
-        if spec is None or spec.kind != "ctor":
-            ctors = [o.name for o in registry.OPS if o.kind == "ctor"]
-            fail(ctor_tok, f"in::{name}: '{ctor_tok.text}' is not a constructor"
-                 + names.suggest(ctor_tok.text, ctors))
-        c, operands = Cursor(vals[:-1]), []
-        while not c.done():
-            t = c.peek()
-            if t.kind == "INT":
-                operands.append(Num(t.pos, int_value(c.next())))
-            elif t.kind == "FLOAT":
-                float_error(t)
-            elif t.kind == "[":
-                operands.append(parse_tensor(c))
-            else:
-                fail(t, f"constructor operands are integer or tensor literals, found {describe(t)}")
-        if len(operands) != spec.arity:
-            fail(ctor_tok, f"'{ctor_tok.text}' takes {spec.arity} operands, got {len(operands)}")
-        return CtorInput(vals[0].pos, tuple(operands), spec.name, ctor_tok.pos)
+        return decls.input_decl(self.collect(), self.flows)
 
     def output_decl(self) -> OutputDecl:
-        toks = self.collect()
-        head = self.declared_name(toks, "out::")
-        name, vals = head.text[5:], toks[2:]
-        kind_tok = vals[0]
-        if kind_tok.kind != "NAME" or len(vals) < 2 or vals[1].kind != "(":
-            fail(kind_tok, f"out::{name}: expected csv(\"path\") or model(\"path\")")
-        kind = kind_tok.text
-        if kind in names.OUTPUT_KINDS_REFUSED:
-            fail(kind_tok, f"out::{name}: {kind}(...) outputs are not supported by this "
-                 "implementation (it writes csv and model)", "E018")
-        if kind not in names.OUTPUT_KINDS:
-            fail(kind_tok, f"out::{name}: unknown output format '{kind}'"
-                 + names.suggest(kind, names.OUTPUT_KINDS + names.OUTPUT_KINDS_REFUSED))
-        if [t.kind for t in vals[2:]] != ["STRING", ")"]:
-            fail(vals[-1], f"{kind}() takes one path string, as in {kind}(\"out.{kind}\")")
-        return OutputDecl(head.pos, name, kind, vals[2].value)
+        return decls.output_decl(self.collect())
 
     def status_decl(self) -> StatusDecl:
-        toks = self.collect()
-        head = toks[0]
-        alias = head.text[len("status::"):]
-        if not alias.isidentifier() or len(toks) > 1:
-            fail(toks[1] if len(toks) > 1 else head, "expected 'status::alias;'")
-        return StatusDecl(head.pos, alias)
+        return decls.status_decl(self.collect())
 
     def device_decl(self) -> DeviceDecl:
         c = self.c
@@ -371,7 +268,7 @@ class _Parser:
             while c.peek().kind not in ("NEWLINE", ";", "}", "EOF"):
                 line.append(c.next())
             try:
-                fields.append(_device_field(line))
+                fields.append(decls.device_field(line))
             except Fail as f:
                 error = error or f
         if error:
@@ -390,7 +287,7 @@ class _Parser:
             if toks[-1].kind != ")":
                 fail(toks[-1], "expected ')' to close return(")
             inner = toks[2:-1]
-            _refused_terms(inner, scope)
+            refuse_retracted(inner, scope)
             terms, depth = parse_terms(inner, scope)
             if depth == 0:
                 fail(first, "return() needs a value to print")
@@ -527,8 +424,9 @@ class _Parser:
         algo = kw.text[len("calc::ml::"):] if kw.text.startswith("calc::ml::") else ""
         if algo not in names.ML_ALGORITHMS:
             known = ", ".join(names.ML_ALGORITHMS)
-            msg = (f"unknown calc::ml:: algorithm '{algo}'{names.suggest(algo, names.ML_ALGORITHMS)}"
-                   if algo else "calc::ml:: needs an algorithm")
+            hint = names.suggest(algo, names.ML_ALGORITHMS)
+            msg = (f"unknown calc::ml:: algorithm '{algo}'{hint}" if algo
+                   else "calc::ml:: needs an algorithm")
             fail(kw, f"{msg}; the algorithms are {known}", "E021")
         try:
             name_tok, params, devices, extra = self.signature("ML definition")
@@ -588,38 +486,6 @@ def _plain_value(values: list[Token]):
             return v.text == "true"
         return v.text
     return " ".join(v.text for v in values)
-
-
-def _closes_at_end(vals: list[Token]) -> bool:
-    """True when the `[` opening `vals` is closed by its last token."""
-    depth = 0
-    for i, t in enumerate(vals):
-        depth += {"[": 1, "]": -1}.get(t.kind, 0)
-        if depth == 0:
-            return i == len(vals) - 1
-    return True  # unclosed: let the tensor parser say so
-
-
-def _device_field(line: list[Token]) -> DeviceField:
-    key = line[0]
-    if key.kind != "NAME" or not key.text.isidentifier():
-        fail(key, f"expected a device field 'key = value', found {describe(key)}")
-    if len(line) < 3 or line[1].kind != "=":
-        fail(line[1] if len(line) > 1 else key, f"expected '=' and a value after '{key.text}'")
-    vals, kinds = line[2:], [t.kind for t in line[2:]]
-    v = vals[0]
-    if kinds == ["STRING"]:
-        value = v.value
-    elif kinds == ["INT"]:
-        value = int_value(v)
-    elif kinds == ["NAME"] and v.text in ("true", "false"):
-        value = v.text == "true"
-    elif kinds == ["NAME", "(", "STRING", ")"] and v.text == "env":
-        value = EnvRef(v.pos, vals[2].value)
-    else:
-        fail(v, f"device field '{key.text}' takes a string, an integer, true/false or "
-             "env(\"NAME\")")
-    return DeviceField(key.pos, key.text, value)
 
 
 def _hyper_value(c: Cursor, what: str, key: str):
