@@ -171,3 +171,21 @@ def test_script_that_is_not_utf8_is_eparse_at_the_byte(maned_run, workdir):
     code, out, err = maned_run("bin.mnd")
     assert (code, out) == (2, "")
     assert err == "parse error [2:7] the script is not UTF-8 text [EPARSE]\n"
+
+
+@pytest.mark.parametrize("placement", [
+    "@device(rex)\ncalc::lambda_flow f(a) {\n    a a add r =\n} return r;\n",
+    "calc::lambda_flow f(a) {\n    @device(rex)\n    a a add r =\n} return r;\n",
+])
+def test_device_outside_the_signature_is_refused_not_ignored(maned_run, placement):
+    code, out, err = maned_run(source='{H0}\nin::a = 1;\ndevice::rex { host = "local"; }\n'
+                               + placement)
+    assert (code, out) == (1, "")
+    assert "routes nothing; write @device(alias) between the flow's ')' and '{' [EPLAN]" in err
+
+
+def test_lint_reports_gelu_as_w011_and_exits_0(maned_lint):
+    code, out, err = maned_lint("{H0}\n\ncalc::lambda_flow f(x) {\n    x gelu r =\n} return r;\n")
+    assert code == 0 and err == ""
+    assert out.endswith(":6:7: warning[W011]: op 'gelu' is registered but not executable on "
+                        "any path - it will refuse at run time\n")

@@ -21,17 +21,18 @@ def _plan_error(msg: str) -> MnError:
     return MnError(Diagnostic("EPLAN", msg))
 
 
+def _statements(item) -> tuple:
+    """The statements of one body item (a repeat holds several, an inert print none)."""
+    if isinstance(item, ast.Repeat):
+        return item.body
+    return (item,) if isinstance(item, ast.Statement) else ()
+
+
 def helpers(program: ast.Program) -> set[str]:
     """Flows another flow calls: inlined, never scheduled on their own."""
-    called = set()
-    for flow in program.flows:
-        for item in flow.body:
-            stmts = item.body if isinstance(item, ast.Repeat) else (item,)
-            for s in stmts:
-                for t in getattr(s, "terms", ()):
-                    if isinstance(t, ast.FlowCall) and t.name != flow.name:
-                        called.add(t.name)
-    return called
+    return {t.name for flow in program.flows for item in flow.body
+            for s in _statements(item) for t in s.terms
+            if isinstance(t, ast.FlowCall) and t.name != flow.name}
 
 
 def make_plan(program: ast.Program, selected: str | None) -> Plan:
@@ -100,6 +101,12 @@ def _cycle(left: list[str], deps) -> str:
 def _refuse_routing(flow: ast.FlowDef, program: ast.Program) -> None:
     """Routing arrives with the Bark VM; until then a routed flow is refused, never run
     locally in its place (R29: no silent fallback)."""
+    misplaced = [d for d in flow.decorators if d.name == "device"]
+    misplaced += [d for item in flow.body for s in _statements(item) for d in s.decorators
+                  if d.name == "device"]
+    if misplaced:
+        raise _plan_error(f"flow '{flow.name}': @device at line {misplaced[0].pos.line} routes "
+                          "nothing; write @device(alias) between the flow's ')' and '{'")
     if len(flow.devices) > 1:
         raise _plan_error(TWO_ALIASES.format(flow=flow.name, n=len(flow.devices)))
     declared = {d.alias for d in program.of(ast.DeviceDecl)}
