@@ -6,10 +6,9 @@ from hypothesis import strategies as st
 
 from maned.diagnostics import Pos
 from maned.diagnostics.ledger import LEDGER
-from maned.lang.ast import (CtorInput, DeviceDecl, EnvRef, FileInput, FlowCall, FlowDef,
-                            InertPrint, InputDecl, LiteralInput, MLDef, Num, OpCall,
-                            OutputDecl, PrintStatement, Ref, Repeat, StackOp, Statement,
-                            StatusDecl, TensorLit, TopStatement)
+from maned.lang.ast import (CtorInput, DeviceDecl, EnvRef, FileInput, FlowCall, InertPrint,
+                            LiteralInput, MLDef, Num, OpCall, OutputDecl, PrintStatement,
+                            Repeat, StackOp, StatusDecl, TensorLit, TopStatement)
 from maned.lang.parser import parse
 
 H0 = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"

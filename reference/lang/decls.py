@@ -19,6 +19,7 @@ def declared_name(toks: list[Token], prefix: str) -> Token:
         fail(toks[1], f"{head.text} needs a value after '='")
     return head
 
+
 def input_decl(toks: list[Token], flows) -> InputDecl:
     """`in::NAME = value` (the item's tokens)."""
     head = declared_name(toks, "in::")
@@ -27,6 +28,7 @@ def input_decl(toks: list[Token], flows) -> InputDecl:
     if why:
         fail(head, f"'{name}' is reserved ({why}) and cannot name an input")
     return InputDecl(head.pos, name, input_value(name, toks[2:]))
+
 
 def input_value(name: str, vals: list[Token]):
     first, last = vals[0], vals[-1]
@@ -49,6 +51,7 @@ def input_value(name: str, vals: list[Token]):
     fail(first, f"in::{name}: expected an integer, a tensor literal, csv(\"path\"), "
          "model(\"path\") or a constructor such as '3 3 zeros'")
 
+
 def source(name: str, vals: list[Token]) -> FileInput:
     kind_tok = vals[0]
     kind = kind_tok.text
@@ -68,6 +71,7 @@ def source(name: str, vals: list[Token]) -> FileInput:
     if len(args) != 1 or args[0].kind != "STRING":
         fail(args[0], f"{kind}() takes one path string, as in {kind}(\"data.{kind}\")")
     return FileInput(kind_tok.pos, kind, args[0].value)
+
 
 def ctor(name: str, vals: list[Token]) -> CtorInput:
     ctor_tok = vals[-1]
@@ -94,6 +98,7 @@ def ctor(name: str, vals: list[Token]) -> CtorInput:
         fail(ctor_tok, f"'{ctor_tok.text}' takes {spec.arity} operands, got {len(operands)}")
     return CtorInput(vals[0].pos, tuple(operands), spec.name, ctor_tok.pos)
 
+
 def output_decl(toks: list[Token]) -> OutputDecl:
     """`out::NAME = csv("path")` or `model("path")`."""
     head = declared_name(toks, "out::")
@@ -111,6 +116,7 @@ def output_decl(toks: list[Token]) -> OutputDecl:
     if [t.kind for t in vals[2:]] != ["STRING", ")"]:
         fail(vals[-1], f"{kind}() takes one path string, as in {kind}(\"out.{kind}\")")
     return OutputDecl(head.pos, name, kind, vals[2].value)
+
 
 def status_decl(toks: list[Token]) -> StatusDecl:
     head = toks[0]
