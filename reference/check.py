@@ -9,6 +9,7 @@ from .lang import ast
 from .lang.lint import lint
 from .lang.names import suggest
 from .lang.parser import parse
+from .ml.define import check_definition
 
 
 @dataclass
@@ -16,6 +17,7 @@ class Checked:
     program: ast.Program | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     graphs: dict[str, FlowGraph] = field(default_factory=dict)
+    ml: dict[str, tuple[ast.MLDef, list[dict]]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -38,6 +40,11 @@ def check(text: str) -> Checked:
     if any(d.is_error for d in result.diagnostics):
         return result
     result.diagnostics.extend(_out_names(program))
+    for d in program.of(ast.MLDef):
+        configs, diags = check_definition(d, program.quant.quantres)
+        result.diagnostics.extend(diags)
+        if configs is not None:
+            result.ml[d.name] = (d, configs)
     flows = {f.name: f for f in program.flows}
     globals_ = global_names(program)
     for name in flows:

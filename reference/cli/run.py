@@ -72,7 +72,8 @@ def _run(argv: list[str], o: _Out) -> None:
         o.note(n)
     ctx = OpContext(program.quant.quantres)
     printed = _top_level(program, loaded.values, ctx, opts.trap_overflow)
-    result = run_plan(plan, checked.graphs, loaded.values, ctx, opts.trap_overflow)
+    result = run_plan(plan, checked.graphs, loaded.values, ctx, opts.trap_overflow,
+                      checked.ml)
     o.error(*result.errors)
     for line in printed:
         o.line(line)
@@ -90,9 +91,7 @@ def _run(argv: list[str], o: _Out) -> None:
 
 def _refuse_unbuilt(program: ast.Program) -> None:
     """Parts of the language that later work brings: refused with a coded line, never faked."""
-    diags = [Diagnostic("E027", f"ml definition '{m.name}' ({m.algo}): calc::ml:: training is "
-                        "not available in this build yet", m.pos) for m in program.of(ast.MLDef)]
-    diags += [Diagnostic("E018", f"out::{o.name}: model() files need calc::ml:: support, "
+    diags = [Diagnostic("E018", f"out::{o.name}: model() files need calc::ml:: support, "
                          "which this build does not have yet", o.pos)
               for o in program.of(ast.OutputDecl) if o.kind == "model"]
     diags += [Diagnostic("EPLAN", f"status::{s.alias}: worker status needs device routing, "

@@ -35,9 +35,17 @@ def helpers(program: ast.Program) -> set[str]:
             if isinstance(t, ast.FlowCall) and t.name != flow.name}
 
 
+def definitions(program: ast.Program) -> dict[str, ast.FlowDef | ast.MLDef]:
+    """Every flow and ML definition by name, in script order."""
+    return {d.name: d for d in program.items if isinstance(d, (ast.FlowDef, ast.MLDef))}
+
+
 def make_plan(program: ast.Program, selected: str | None) -> Plan:
-    flows = {f.name: f for f in program.flows}
-    tops = [f.name for f in program.flows if f.name not in helpers(program)]
+    """Plan flows and ML definitions alike: a parameter named like another top-level
+    definition's output is an edge from it."""
+    flows = definitions(program)
+    called = helpers(program)
+    tops = [n for n in flows if n not in called]
     if selected is not None and selected not in flows:
         raise MnError(Diagnostic("EUSAGE", f"--flow {selected}: no such flow"
                                  + suggest(selected, flows)))
@@ -59,12 +67,8 @@ def make_plan(program: ast.Program, selected: str | None) -> Plan:
     order = _order([n for n in flows if n in run], deps)
     for name in order:
         _refuse_routing(flows[name], program)
-    printed = (selected,) if selected else tuple(order_by_script(program, run))
+    printed = (selected,) if selected else tuple(n for n in flows if n in run)
     return Plan(tuple(order), {n: deps[n] for n in order}, printed)
-
-
-def order_by_script(program: ast.Program, names) -> list[str]:
-    return [f.name for f in program.flows if f.name in names]
 
 
 def _closure(selected: str, deps) -> set[str]:
@@ -98,9 +102,15 @@ def _cycle(left: list[str], deps) -> str:
     return " -> ".join(path[path.index(n):] + [n])
 
 
-def _refuse_routing(flow: ast.FlowDef, program: ast.Program) -> None:
+def _refuse_routing(flow: ast.FlowDef | ast.MLDef, program: ast.Program) -> None:
     """Routing arrives with the Bark VM; until then a routed flow is refused, never run
     locally in its place (R29: no silent fallback)."""
+    if isinstance(flow, ast.MLDef):
+        if flow.devices:
+            raise _plan_error(f"ml definition '{flow.name}': routing its round flows to a "
+                              "device is not available in this build yet; remove @device to "
+                              "train locally")
+        return
     misplaced = [d for d in flow.decorators if d.name == "device"]
     misplaced += [d for item in flow.body for s in _statements(item) for d in s.decorators
                   if d.name == "device"]

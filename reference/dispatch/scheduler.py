@@ -5,6 +5,8 @@ from dataclasses import dataclass, field
 from ..diagnostics import Diagnostic
 from ..graph.model import FlowGraph
 from ..interp.evaluate import FlowFailure, evaluate
+from ..lang import ast
+from ..ml.train import MlRefusal, RoundFailed, train_definition
 from ..ops.registry import OpContext
 from ..tensor import Tensor
 from .plan import Plan
@@ -22,7 +24,10 @@ def _err(msg: str) -> Diagnostic:
 
 
 def run_plan(plan: Plan, graphs: dict[str, FlowGraph], values: dict[str, Tensor],
-             ctx: OpContext, trap_overflow: bool = False) -> RunResult:
+             ctx: OpContext, trap_overflow: bool = False,
+             ml: dict[str, tuple[ast.MLDef, list[dict]]] | None = None) -> RunResult:
+    """graphs: each flow's graph; ml: each ML definition with its configurations."""
+    ml = ml or {}
     result = RunResult()
     for name in plan.order:
         deps = plan.deps[name]
@@ -32,9 +37,9 @@ def run_plan(plan: Plan, graphs: dict[str, FlowGraph], values: dict[str, Tensor]
             result.errors.append(_err(f"flow '{name}' not run: its input '{bad[0]}' comes "
                                       f"from failed flow '{bad[1]}'"))
             continue
-        graph = graphs[name]
+        params = ml[name][0].params if name in ml else graphs[name].params
         inputs = {}
-        for p in graph.params:
+        for p in (getattr(p, "name", p) for p in params):
             if p in deps:
                 inputs[p] = result.outputs[deps[p]][p]
             elif p in values:
@@ -46,9 +51,27 @@ def run_plan(plan: Plan, graphs: dict[str, FlowGraph], values: dict[str, Tensor]
                     f"there is no in::{p} and no --in {p}=...)"))
                 break
         else:
-            try:
-                result.outputs[name] = evaluate(graph, inputs, values, ctx, trap_overflow)
-            except FlowFailure as e:
+            error = _run_one(name, graphs, ml, inputs, values, ctx, trap_overflow, result)
+            if error:
                 result.failed.add(name)
-                result.errors.append(_err(f"flow '{name}': {e.message}"))
+                result.errors.append(error)
     return result
+
+
+def _run_one(name, graphs, ml, inputs, values, ctx, trap, result) -> Diagnostic | None:
+    """Run one flow or ML definition; its outputs land in result, its failure is returned."""
+    if name not in ml:
+        try:
+            result.outputs[name] = evaluate(graphs[name], inputs, values, ctx, trap)
+        except FlowFailure as e:
+            return _err(f"flow '{name}': {e.message}")
+        return None
+    definition, configs = ml[name]
+    try:
+        result.outputs[name] = train_definition(definition, configs, inputs, ctx.quantres)
+    except MlRefusal as r:
+        return Diagnostic("E028", f"ml definition '{name}' ({definition.algo}): {r.reason}",
+                          definition.pos)
+    except RoundFailed as f:
+        return _err(f"flow '{f.flow}': {f.message}")
+    return None

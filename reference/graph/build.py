@@ -11,7 +11,7 @@ RF_SLOTS = 4096  # the ABI v2 register budget used locally and in lint
 RAW_LIMIT = 16 * RF_SLOTS  # give up expanding long before a runaway expansion can hang
 
 
-class _Builder:
+class Builder:
     def __init__(self, flows: dict[str, ast.FlowDef], globals_: frozenset[str], root: str,
                  root_pos: Pos):
         self.flows = flows
@@ -51,11 +51,9 @@ class _Builder:
             return self.global_ids[name]
         raise MnError(Diagnostic("E003", f"undefined variable '{name}'", pos))
 
-    def op(self, term: ast.OpCall, srcs: list[int]) -> int:
+    def op(self, name: str, srcs, params: tuple = (), pos: Pos | None = None) -> int:
         level = 1 + max((self.nodes[s]["level"] for s in srcs), default=0)
-        params = tuple((k, v) for k, v in term.param_dict().items() if not isinstance(v, str))
-        return self._new("op", level, op=term.name, srcs=tuple(srcs), params=params,
-                         pos=term.pos)
+        return self._new("op", level, op=name, srcs=tuple(srcs), params=params, pos=pos)
 
     # --- bodies ----------------------------------------------------------------------
     def inline(self, flow: ast.FlowDef, args: list[int], depth: int, prefix: str) -> list[int]:
@@ -103,7 +101,9 @@ class _Builder:
                 _stack_op(stack, term)
             elif isinstance(term, ast.OpCall):
                 args = _pop(stack, BY_NAME[term.name].arity, term)
-                stack.append(self.op(term, args))
+                params = tuple((k, v) for k, v in term.param_dict().items()
+                               if not isinstance(v, str))
+                stack.append(self.op(term.name, args, params, term.pos))
             elif isinstance(term, ast.FlowCall):
                 stack.extend(self.call(term, stack, flow, depth))
         return stack
@@ -178,7 +178,7 @@ def _stack_op(s: list[int], term: ast.StackOp) -> None:
         s.insert(-2, s.pop())
 
 
-def _check_budget(g: FlowGraph, pos: Pos) -> FlowGraph:
+def check_budget(g: FlowGraph, pos: Pos | None) -> FlowGraph:
     if len(g.nodes) > RF_SLOTS:
         raise MnError(Diagnostic(
             "ELIMIT", f"flow '{g.flow}' compiles to {len(g.nodes)} values, but the target "
@@ -190,18 +190,18 @@ def _check_budget(g: FlowGraph, pos: Pos) -> FlowGraph:
 def build_flow(flows: dict[str, ast.FlowDef], name: str, globals_: frozenset[str]) -> FlowGraph:
     """The graph of flow `name`; globals_ are the names a local flow may read as globals."""
     flow = flows[name]
-    b = _Builder(flows, globals_, name, flow.pos)
+    b = Builder(flows, globals_, name, flow.pos)
     args = [b.param(p.name, p.pos) for p in flow.params]
     outs = b.inline(flow, args, 1, "")
     graph = b.finish(tuple(p.name for p in flow.params),
                      [(t.name, i) for t, i in zip(flow.returns, outs)])
-    return _check_budget(graph, flow.pos)
+    return check_budget(graph, flow.pos)
 
 
 def build_terms(flows: dict[str, ast.FlowDef], label: str, terms, targets: list[str] | None,
                 globals_: frozenset[str], pos: Pos) -> FlowGraph:
     """The graph of one top-level statement (outputs = its targets) or print (the top)."""
-    b = _Builder(flows, globals_, label, pos)
+    b = Builder(flows, globals_, label, pos)
     stack = b.terms(terms, {}, None, 1, "")
     if not stack:
         raise MnError(Diagnostic("EPARSE", "the statement leaves no value", pos))
@@ -209,4 +209,4 @@ def build_terms(flows: dict[str, ast.FlowDef], label: str, terms, targets: list[
     if len(stack) < len(names):
         raise MnError(Diagnostic("EPARSE", "the stack holds fewer values than targets", pos))
     outs = list(zip(names, stack[len(stack) - len(names):]))
-    return _check_budget(b.finish((), outs), pos)
+    return check_budget(b.finish((), outs), pos)

@@ -22,8 +22,6 @@ def refusal(graph: FlowGraph) -> str | None:
         kind = BY_NAME[node.op].kind
         if kind == "none":
             return f"op '{node.op}' is registered but not executable on any path"
-        if kind == "later":
-            return f"op '{node.op}' needs calc::ml:: support, which this build does not have yet"
     return None
 
 
@@ -50,7 +48,8 @@ def _run_op(node: Node, args: list[Tensor], ctx: OpContext, trap: bool) -> Tenso
     try:
         raw = BY_NAME[node.op].function()(ctx, *args, **dict(node.params))
     except OpError as e:
-        raise FlowFailure(f"op '{node.op}' (value v{node.id}{_named(node)}): {e}") from None
+        where = node.op if e.terse else f"op '{node.op}' (value v{node.id}{_named(node)})"
+        raise FlowFailure(f"{where}: {e}") from None
     if all(fits32(v) for v in raw.data):
         return raw
     if trap:

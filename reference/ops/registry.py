@@ -6,7 +6,6 @@
   none  - registered, parses, but executable nowhere (lint W011, refused at run time, R26)
   ctor  - host constructor, valid only in an `in::` initializer
   scope - out of this implementation's scope, refused with E025 (R11, R40)
-  later - implemented by a later issue (ML ops)
 Opcode numbers come from `bark_vm.wire.opcodes`, their one home.
 """
 from dataclasses import dataclass
@@ -27,7 +26,10 @@ class OpContext:
 
 
 class OpError(Exception):
-    """An op refusing its operands (shape mismatch, bad parameter); becomes ERUN."""
+    """An op refusing its operands (shape mismatch, bad parameter); becomes ERUN.
+    `terse` errors print as `<op>: <reason>`, without the value id (R41)."""
+
+    terse = False
 
 
 @dataclass(frozen=True)
@@ -128,9 +130,9 @@ OPS: tuple[OpSpec, ...] = (
     _op("profile_vector", 1, "scope"),
     _op("packed_matmul", 2, "scope"),
     _op("pack_rows", 1, "scope", params=("bits",)),
-    # the ML ops (the machine-learning issue)
-    _op("ml_predict", 2, "later"),
-    _op("ml_fit", 2, "later"),
+    # ML: predict with a model descriptor; ml_fit is the internal Tier B kernel, not callable
+    _op("ml_predict", 2, "local", "ml.ml_predict"),
+    _op("ml_fit", 2, "none"),
     # registered, executable nowhere (W011); exp has no published integer semantics (R7)
     *(_op(n, a, "none") for n, a in (
         ("exp", 1), ("quantize", 1), ("dequantize", 1),

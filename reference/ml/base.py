@@ -1,0 +1,40 @@
+"""What every algorithm module provides, and the refusal it raises when data is unfit."""
+from dataclasses import dataclass, field
+
+from ..tensor import Tensor
+
+
+class MlRefusal(Exception):
+    """An ML definition refused (E027 before training, E028 when the data arrives)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Start:
+    """A Tier A algorithm's initial state, produced by its local init flow.
+
+    constants: round-flow inputs that never change (A, y, masks, ...);
+    state: values carried from round to round (round inputs and outputs), initial values;
+    steps: iterations (GD), boosting rounds (xgboost) or EM iterations (hmm) in all;
+    extra: anything else the epilogue needs from init (exact statistics, thresholds).
+    """
+
+    constants: dict[str, Tensor]
+    state: dict[str, Tensor]
+    steps: int
+    extra: dict = field(default_factory=dict)
+
+# A Tier A module defines:
+#   ALGO (name), ALGO_ID
+#   init(X, y, cfg, q) -> Start                       raises MlRefusal for unfit data
+#   round_graph(name, first, count, start, cfg, q) -> FlowGraph
+#       steps [first, first+count) as wire ops only (GraphWriter); params are the constants
+#       then the state names, in `start` order; outputs are the state names (same order),
+#       then per-step extras the epilogue needs (e.g. xgboost's splits and leaves)
+#   epilogue(start, state, extras, cfg, q) -> (descriptor, second output or None)
+#   predict(slots, X, q) -> Tensor                    raises MlRefusal
+# A Tier B module defines ALGO, ALGO_ID, fit(X, y, cfg, q) -> descriptor Tensor and predict.
+# cfg is a dict of every hyperparameter of the algorithm, defaults applied (ml/hyper.py).

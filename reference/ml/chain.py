@@ -1,0 +1,38 @@
+"""Train a Tier A configuration on the local interpreter, round by round, the way the
+scheduler runs the expanded flows: init, the chain of round flows, the epilogue."""
+from ..interp.evaluate import FlowFailure, evaluate
+from ..ops.registry import OpContext
+from ..tensor import Tensor
+from .base import Start
+from .chunking import round_spans, steps_per_round
+
+
+def round_name(definition: str, config: int, round_: int) -> str:
+    return f"{definition}#c{config}#r{round_}"
+
+
+def run_round(module, name: str, first: int, count: int, start: Start, state: dict,
+              cfg: dict, q: int) -> tuple[dict[str, Tensor], list[Tensor]]:
+    """One round flow: returns the next state and this round's extras, in output order."""
+    graph = module.round_graph(name, first, count, start, cfg, q)
+    try:
+        out = evaluate(graph, {**start.constants, **state}, {}, OpContext(q))
+    except FlowFailure as e:
+        e.flow = name  # errors about a round name it (R38)
+        raise
+    new_state = {k: out[k] for k in start.state}
+    extras = [out[n] for n, _ in graph.outputs if n not in start.state]
+    return new_state, extras
+
+
+def train_local(module, X: Tensor, y: Tensor | None, cfg: dict, q: int,
+                per_round: int | None = None, definition: str = "fit", config: int = 0):
+    """(descriptor, second output) of one configuration. `per_round` forces the chunk size."""
+    start = module.init(X, y, cfg, q)
+    k = per_round or steps_per_round(module, round_name(definition, config, 0), start, cfg, q)
+    state, extras = dict(start.state), []
+    for r, (first, count) in enumerate(round_spans(start.steps, k)):
+        state, more = run_round(module, round_name(definition, config, r), first, count, start,
+                                state, cfg, q)
+        extras.extend(more)
+    return module.epilogue(start, state, extras, cfg, q)

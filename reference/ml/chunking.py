@@ -1,0 +1,45 @@
+"""How many steps a Tier A round flow holds (DESIGN D10, R13, R42). Never changes a number."""
+from ..graph.model import FlowGraph
+from ..numeric.int32 import fits32
+from .base import MlRefusal, Start
+
+MAX_TENSORS = 16  # MNPK input and output caps for a routed flow
+
+
+def wire_inputs(graph: FlowGraph) -> int:
+    """Parameters plus the constants a v2 instruction cannot carry (hoisted to inputs, D4)."""
+    hoisted = sum(1 for n in graph.nodes if n.kind == "const"
+                  and (n.value.shape != () or not -32768 <= n.value.data[0] <= 32767))
+    return len(graph.params) + hoisted
+
+
+def steps_per_round(module, name: str, start: Start, cfg: dict, q: int) -> int:
+    """k = ⌊(budget − fixed)/per⌋ from the value counts of 1- and 2-step round graphs, then
+    shrunk until the round's inputs and outputs fit the 16-tensor caps."""
+    budget = cfg["budget"]
+    v1 = len(module.round_graph(name, 0, 1, start, cfg, q).nodes)
+    v2 = len(module.round_graph(name, 0, 2, start, cfg, q).nodes) if start.steps > 1 else 2 * v1
+    per = max(v2 - v1, 1)
+    fixed = v1 - per
+    k = (budget - fixed) // per
+    if k < 1:
+        raise MlRefusal(f"one step of a round flow needs {v1} values, but budget is {budget}; "
+                        "raise budget:")
+    k = min(k, start.steps)
+    while True:
+        g = module.round_graph(name, 0, k, start, cfg, q)
+        if wire_inputs(g) <= MAX_TENSORS and len(g.outputs) <= MAX_TENSORS:
+            return k
+        if k == 1:
+            raise MlRefusal(f"a round flow needs {wire_inputs(g)} inputs and {len(g.outputs)} "
+                            f"outputs, over the {MAX_TENSORS}-tensor wire limit")
+        k -= 1
+
+
+def round_spans(steps: int, k: int) -> list[tuple[int, int]]:
+    """Round r holds steps [r·k, min((r+1)·k, steps)): (first, count) per round."""
+    return [(first, min(k, steps - first)) for first in range(0, steps, k)]
+
+
+def fits_int32(values) -> bool:
+    return all(fits32(v) for v in values)
