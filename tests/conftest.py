@@ -14,6 +14,9 @@ EXAMPLES = ROOT / "examples"
 HEADERS = {
     "{H0}": "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;",
     "{H2}": "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=2;",
+    "{LR}": "mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=2;\n"
+            "in::X = [[100,200],[200,100],[300,500],[400,200],[500,800],[600,300],[0,100],"
+            "[200,700]];\nin::y = [[300],[600],[400],[900],[500],[1200],[200],[0]];\n",
 }
 
 

@@ -63,9 +63,8 @@ def _run(argv: list[str], o: _Out) -> None:
     _refuse_unbuilt(program)
     plan = make_plan(program, opts.flow)
     script_dir = os.path.dirname(os.path.abspath(opts.script))
-    csv_names = {d.name for d in program.inputs
-                 if isinstance(d.value, ast.FileInput) and d.value.kind == "csv"}
-    overrides = parse_overrides(opts.inputs, csv_names)
+    file_names = {d.name for d in program.inputs if isinstance(d.value, ast.FileInput)}
+    overrides = parse_overrides(opts.inputs, file_names)
     _check_input_names(program, overrides)
     loaded = load_inputs(program, overrides, script_dir)
     for n in loaded.notes:
@@ -91,10 +90,7 @@ def _run(argv: list[str], o: _Out) -> None:
 
 def _refuse_unbuilt(program: ast.Program) -> None:
     """Parts of the language that later work brings: refused with a coded line, never faked."""
-    diags = [Diagnostic("E018", f"out::{o.name}: model() files need calc::ml:: support, "
-                         "which this build does not have yet", o.pos)
-              for o in program.of(ast.OutputDecl) if o.kind == "model"]
-    diags += [Diagnostic("EPLAN", f"status::{s.alias}: worker status needs device routing, "
+    diags = [Diagnostic("EPLAN", f"status::{s.alias}: worker status needs device routing, "
                          "which this build does not have yet") for s in program.of(ast.StatusDecl)]
     if diags:
         raise MnError(*diags)

@@ -10,6 +10,7 @@ from ..ops.registry import BY_NAME, OpContext, OpError
 from ..tensor import Tensor
 from .cli_values import MAX_ELEMENTS, parse_value
 from .csvfile import parse_csv, read_text
+from .mnm import read_model
 
 
 @dataclass
@@ -22,11 +23,11 @@ def _usage(msg: str) -> MnError:
     return MnError(Diagnostic("EUSAGE", msg))
 
 
-def parse_overrides(pairs: list[tuple[str, str]], csv_names: set[str]) -> dict[str, object]:
-    """`--in` pairs -> name: Tensor (raw integers) or name: str (a path for a csv() input)."""
+def parse_overrides(pairs: list[tuple[str, str]], file_names: set[str]) -> dict[str, object]:
+    """`--in` pairs -> name: Tensor (raw integers), or name: str, a path for a file input."""
     out: dict[str, object] = {}
     for name, text in pairs:  # the last binding of a name wins
-        if name in csv_names:
+        if name in file_names:
             out[name] = text
             continue
         try:
@@ -56,17 +57,16 @@ def _load(decl: ast.InputDecl, override, script_dir, loaded: Loaded, ctx, quant)
         return Tensor(v.shape, v.data)
     if isinstance(v, ast.CtorInput):
         return _construct(decl.name, v, ctx)
-    if v.kind != "csv":
-        raise MnError(Diagnostic("E018", f"in::{decl.name}: {v.kind}() inputs need calc::ml:: "
-                                 "support, which this build does not have yet", v.pos))
     if override is not None:
         path, shown = override, override
     elif v.path is not None:
         path, shown = os.path.join(script_dir, v.path), v.path
     else:
-        raise _usage(f"in::{decl.name} = csv() has no default file; pass --in "
+        raise _usage(f"in::{decl.name} = {v.kind}() has no default file; pass --in "
                      f"{decl.name}=PATH")
     try:
+        if v.kind == "model":
+            return read_model(path, shown)
         got = parse_csv(read_text(path, shown), shown, quant)
     except MnError as e:
         raise MnError(*(_prefixed(d, decl.name) for d in e.diagnostics)) from None

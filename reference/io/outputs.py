@@ -1,11 +1,12 @@
-"""`out::NAME = csv("path")`: write each declared output after the run (R45); all writes
-are attempted, failures reported together."""
+"""`out::NAME = csv("path")` / `model("path")`: write each declared output after the run
+(R45); all writes are attempted, failures reported together."""
 import os
 
 from ..diagnostics import Diagnostic
 from ..lang import ast
 from ..tensor import Tensor
 from .csvfile import format_csv
+from .mnm import encode, model_problem
 
 
 def find_value(name: str, program: ast.Program, outputs: dict[str, dict[str, Tensor]],
@@ -31,13 +32,22 @@ def write_outputs(program: ast.Program, outputs, inputs, quantres: int,
         if isinstance(value, str):
             errors.append(Diagnostic("ERUN", f"out::{decl.name}: {value}"))
             continue
-        if value.rank > 2:
+        if decl.kind == "model":
+            why = model_problem(value)
+            if why:
+                errors.append(Diagnostic("E029", f"out::{decl.name}: model() {why}",
+                                         stage="run"))
+                continue
+            data = encode(value.data)
+        elif value.rank > 2:
             errors.append(Diagnostic("E018", f"out::{decl.name}: csv() writes rank 0 to 2; "
                                      f"'{decl.name}' has rank {value.rank}", stage="run"))
             continue
+        else:
+            data = format_csv(value, quantres).encode("utf-8")
         try:
-            with open(os.path.join(script_dir, decl.path), "w", encoding="utf-8") as f:
-                f.write(format_csv(value, quantres))
+            with open(os.path.join(script_dir, decl.path), "wb") as f:
+                f.write(data)
         except OSError as e:
             errors.append(Diagnostic("EIO", f"out::{decl.name}: cannot write '{decl.path}': "
                                      f"{e.strerror or e}"))
