@@ -12,7 +12,8 @@ from .mnm import encode, model_problem
 def find_value(name: str, program: ast.Program, outputs: dict[str, dict[str, Tensor]],
                inputs: dict[str, Tensor]) -> Tensor | str:
     """The tensor an out:: names (a flow output shadows an input), or why it has none."""
-    makers = [f.name for f in program.flows if any(t.name == name for t in f.returns)]
+    makers = [d.name for d in program.items if isinstance(d, (ast.FlowDef, ast.MLDef))
+              and any(t.name == name for t in d.returns)]
     for flow in makers:
         if flow in outputs:
             return outputs[flow][name]

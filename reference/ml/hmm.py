@@ -8,12 +8,12 @@ Two plain-Python mirrors of the flow live here as well: `e_step` (used by predic
 name is the w32 value the flow computes (§14); `_q` is every division of the flow: a truncated
 quotient that is itself an op result, hence wrapped.
 """
+from ..graph.writer import GraphWriter
 from ..numeric.int32 import tdiv, wrap32
 from ..tensor import Tensor
 from .base import MlRefusal, Start
 from .descriptor import pack
 from .exact import SplitMix64
-from ..graph.writer import GraphWriter
 
 ALGO = "hmm"
 ALGO_ID = 11
@@ -178,7 +178,7 @@ def round_graph(name: str, first: int, count: int, start: Start, cfg: dict, q: i
     X = Acatᵀ·Wcat and Bn = Γcatᵀ·Mcat over row-stacked α̂_t, w_t, γ_t."""
     O = start.constants["O"]
     N, T = O.shape
-    K, V = cfg["states"], cfg["symbols"]
+    V = cfg["symbols"]
     R, S = _r(q), 10 ** q
     w = GraphWriter(name, wire_only=True)
     op = w.op
@@ -242,7 +242,7 @@ def _em(w, mask, mcat, ones_n, ones_k, ones_v, pi, A, B, c_r, c_ps, c_ps2, N, T)
     # M-step
     wt = [op("div", op("mul", u[t], c_r), cfull[t + 1]) for t in range(T - 1)]  # u·R / c
     X = op("matmul", op("transpose", _stack(op, alpha[:T - 1])), _stack(op, wt))
-    xp = op("div", op("mul", X, A), c_r)                                   # tdiv(X,R)·A
+    xp = op("mul", op("div", X, c_r), A)                                   # tdiv(X,R)·A
     a2 = op("div", op("mul", xp, c_ps),
             op("matmul", op("tensor_sum", xp, axis=1), ones_k))            # X'·PS / ΣX'
     bn = op("matmul", op("transpose", _stack(op, gamma)), mcat)            # [K,V]
