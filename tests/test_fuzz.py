@@ -1,6 +1,7 @@
 """Bad input never ends in a traceback, a stray exit code or a hang (R33): generated
 mutations of the example scripts run in-process through maned-run, each under a timeout.
-MANED_FUZZ_CASES raises the count (the default keeps the suite fast)."""
+MANED_FUZZ_CASES raises the count (the default keeps the suite fast); MANED_FUZZ_ML=1 adds
+the ML examples to the corpus."""
 import io
 import os
 import random
@@ -17,7 +18,12 @@ from conftest import EXAMPLES
 
 CASES = int(os.environ.get("MANED_FUZZ_CASES", "1200"))
 SECONDS = 10
-CORPUS = sorted(p.name for p in EXAMPLES.glob("*.mnd"))
+# Pinned to the language-core examples (R33): ML training would make each case slow.
+CORPUS = ["birds.mnd", "choose.mnd", "constructors.mnd", "csv_io.mnd", "gather.mnd",
+          "hello.mnd", "layer.mnd", "linalg.mnd", "matmul_relu.mnd", "power.mnd",
+          "repeat.mnd", "scales.mnd", "solve.mnd", "stack_ops.mnd", "stats.mnd"]
+if os.environ.get("MANED_FUZZ_ML"):  # the slow opt-in mode: the ML examples too
+    CORPUS += sorted({p.name for p in EXAMPLES.glob("*.mnd")} - set(CORPUS))
 TOKEN = re.compile(r"\s+|[A-Za-z_][A-Za-z0-9_]*|-?\d+(?:\.\d+)?|::|.", re.S)
 CODED = re.compile(r"\[([A-Z0-9]+)\]$")
 STDOUT_LINE = re.compile(r"flow '[^']+' outputs:|return@\d+ : .*|out::\S+ -> .*|"

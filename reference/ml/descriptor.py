@@ -72,7 +72,7 @@ def validate(slots) -> str | None:
         return f"not a model descriptor: slot 0 is {h.magic}, not the magic {MAGIC}"
     if h.version != VERSION:
         return f"descriptor version (slot 1) is {h.version}, only version {VERSION} exists"
-    names = {i: a for a, i in ALGO_IDS.items()}
+    names = ALGO_NAMES
     if h.algo_id not in names:
         return f"slot 2 is {h.algo_id}, not an algorithm id ({', '.join(map(str, names))})"
     p = payload(slots)

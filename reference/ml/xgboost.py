@@ -3,8 +3,8 @@ objective. Init and epilogue are exact and local; a round flow runs k boosting r
 §10.2 as wire ops; predict mirrors the flow's wrapping.
 
 How a boosting round is laid out on the wire (candidate column 0 is a pseudo-candidate
-"everything goes left": its gain is always exactly 0, so it is never eligible, and it is
-what a node without a split selects; real candidate c sits in column c + 1):
+"everything goes left": its gain is always exactly 0, so it never wins over a positive
+gain, and it is what a node without a split selects; real candidate c sits in column c + 1):
 
     p = σ(F); g = p − y; h = (p·(S − p)) / S                          [n,1]
     gL = left ⊙ (g·1ᵀ), hL = left ⊙ (h·1ᵀ), gA = g·1ᵀ, hA = h·1ᵀ       [n, C+1]
@@ -12,8 +12,9 @@ what a node without a split selects; real candidate c sits in column c + 1):
         GL, HL, G, H = Mt·gL, Mt·hL, Mt·gA, Mt·hA                        [K, C+1]
         GR, HR = G − GL, H − HL
         gain = GL²/(HL+λ) + GR²/(HR+λ) − G²/(H+λ)
-        mg = (HL ≥ mch ∧ HR ≥ mch ∧ gain > 0) · gain                   (0 when not eligible)
-        hit = (mg = rowmax(mg))          column 0 always hits when no real one is eligible
+        mg = (HL ≥ mch ∧ HR ≥ mch) · gain       (column 0: always 0, so rowmax(mg) ≥ 0)
+        hit = (mg = rowmax(mg))    rowmax > 0: the valid candidates of maximal gain (> 0);
+                                   rowmax = 0: includes column 0, so "none" wins the tie-break
         first = the lowest hit: (hit · rank = rowmax(hit · rank)), rank = C+1 − column
         splits = first · cand  (cand row 0 = (−1, 0), row c+1 = (f, thr))
         goes-left = first · leftᵀ; children interleaved 2j+1, 2j+2 by concat + reshape
@@ -86,7 +87,7 @@ def round_graph(name: str, first: int, count: int, start: Start, cfg: dict,
     left, y, cand, rank, f = (w.param(p) for p in ("left", "y", "cand", "rank", "F"))
     n = start.state["F"].shape[0]
     k = {"S": w.const(10 ** q), "lam": w.const(cfg["l2"]), "mch": w.const(cfg["min_child_hess"]),
-         "eta": w.const(cfg["eta"]), "negS": w.const(-(10 ** q)), "zero": w.const(0)}
+         "eta": w.const(cfg["eta"]), "negS": w.const(-(10 ** q))}
     ones_row = w.op("eq", rank, rank)                          # [1, C+1]
     left_t = w.op("transpose", left)                           # [C+1, n]
     yt = w.op("transpose", y)
@@ -131,11 +132,11 @@ def _choose(w, k, mt, g_left, h_left, g_all, h_all, cand, rank, ones_row):
     gl, hl = w.op("matmul", mt, g_left), w.op("matmul", mt, h_left)
     g_tot, h_tot = w.op("matmul", mt, g_all), w.op("matmul", mt, h_all)
     gr, hr = w.op("sub", g_tot, gl), w.op("sub", h_tot, hl)
-    gain = w.op("sub", w.op("add", _term(w, k, gl, hl), _term(w, k, gr, hr)), _term(w, k, g_tot, h_tot))
+    split_terms = w.op("add", _term(w, k, gl, hl), _term(w, k, gr, hr))
+    gain = w.op("sub", split_terms, _term(w, k, g_tot, h_tot))
     valid = w.op("and", w.op("ge", hl, k["mch"]), w.op("ge", hr, k["mch"]))
-    eligible = w.op("and", valid, w.op("gt", gain, k["zero"]))
-    masked = w.op("mul", eligible, gain)                       # eligible gain, else 0
-    best = w.op("tensor_max", masked, axis=1)                  # [K,1], ≥ 0
+    masked = w.op("mul", valid, gain)                          # valid gain, else 0
+    best = w.op("tensor_max", masked, axis=1)                  # [K,1]: max(0, valid gains)
     hit = w.op("eq", masked, w.op("matmul", best, ones_row))
     ranks = w.op("matmul", w.op("eq", best, best), rank)       # [K, C+1]: C+1 − column
     score = w.op("mul", hit, ranks)
