@@ -1,11 +1,16 @@
 """Train one ML definition: every configuration (a Tier A chain of rounds, or a Tier B fit),
 then bind the return list configuration-major (R13)."""
+import sys
+
 from ..interp.evaluate import FlowFailure
 from ..lang import ast
 from ..tensor import Tensor
 from .algorithms import is_tier_a, module_for
 from .base import MlRefusal
 from .chain import train_local
+
+
+TREE_LEVELS = 10000
 
 
 class RoundFailed(Exception):
@@ -30,7 +35,7 @@ def train_definition(d: ast.MLDef, configs: list[dict], inputs: dict[str, Tensor
             except FlowFailure as e:
                 raise RoundFailed(getattr(e, "flow", f"{d.name}#c{i}"), e.message) from None
         else:
-            results.append((module.fit(x, y, cfg, q), None))
+            results.append((_fit_tier_b(module, x, y, cfg, q), None))
     per = len(d.returns) // len(configs)
     out = {}
     for i, (model, second) in enumerate(results):
@@ -39,6 +44,19 @@ def train_definition(d: ast.MLDef, configs: list[dict], inputs: dict[str, Tensor
         if per == 2:
             out[names[1].name] = second
     return out
+
+
+def _fit_tier_b(module, x, y, cfg: dict, q: int):
+    """Tree builders recurse once per level (at most max_depth, at most the row count)."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, TREE_LEVELS + 200))
+    try:
+        return module.fit(x, y, cfg, q)
+    except RecursionError:
+        raise MlRefusal(f"the tree grew deeper than this implementation's {TREE_LEVELS} "
+                        "levels; set a smaller max_depth") from None
+    finally:
+        sys.setrecursionlimit(old)
 
 
 __all__ = ["train_definition", "RoundFailed", "MlRefusal"]

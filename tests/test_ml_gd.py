@@ -1,0 +1,116 @@
+"""The gradient-descent family (spec/ml-exact.md §4): goldens, chunking invariance, the
+wire-only round flow, and properties on generated data."""
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from maned.ml import descriptor
+from maned.ml.base import MlRefusal
+from maned.ml.chain import train_local
+from maned.ml.gd import MODULES
+from maned.ml.hyper import configurations
+from maned.ops.registry import BY_NAME
+from maned.tensor import Tensor
+
+LR_X = Tensor((8, 2), (100, 200, 200, 100, 300, 500, 400, 200, 500, 800, 600, 300, 0, 100,
+                       200, 700))
+LR_Y = Tensor((8, 1), (300, 600, 400, 900, 500, 1200, 200, 0))
+CLS_X = Tensor((8, 2), (100, 100, 100, 200, 200, 100, 200, 200, 700, 700, 700, 800, 800, 700,
+                        800, 800))
+
+
+def cfg(algo, **keys):
+    return configurations(algo, list(keys.items()), 2, False)[0]
+
+
+def test_linear_weights_after_one_two_three_iterations():
+    """ml-exact §4.6: lr 5 gives (111, −39, 205), (183, −81, 328), (233, −118, 401)."""
+    got = [train_local(MODULES["linear_regression"], LR_X, LR_Y,
+                       cfg("linear_regression", features=2, lr=5, iters=i), 2)[0].data[8:11]
+           for i in (1, 2, 3)]
+    assert got == [(111, -39, 205), (183, -81, 328), (233, -118, 401)]
+
+
+@pytest.mark.parametrize("algo, keys, y, slots", [
+    ("logistic_regression", dict(iters=300, lr=10), (0,) * 4 + (100,) * 4,
+     (2, 2, 2, 1, 3, 7, 224, 224, 0, 450, 450, 304, 304)),
+    ("svm", dict(iters=200, lr=5, l2=10), (-100,) * 4 + (100,) * 4,
+     (3, 2, 2, 1, 3, 7, 78, 78, 0, 450, 450, 304, 304)),
+])
+def test_classifier_fixture_descriptors(algo, keys, y, slots):
+    model, loss = train_local(MODULES[algo], CLS_X, Tensor((8, 1), y),
+                              cfg(algo, features=2, **keys), 2)
+    assert model.data == (descriptor.MAGIC, 1) + slots and loss == Tensor((1,), (0,))
+
+
+@pytest.mark.parametrize("per_round", [1, 3, 64, None])
+def test_chunking_never_changes_a_number(per_round):
+    c = cfg("linear_regression", features=2, lr=5, iters=40, l2=3)
+    base = train_local(MODULES["linear_regression"], LR_X, LR_Y, c, 2, per_round=400)
+    assert train_local(MODULES["linear_regression"], LR_X, LR_Y, c, 2, per_round) == base
+
+
+def test_budget_sizes_rounds_by_the_r13_formula():
+    """per = v(2) − v(1), fixed = v(1) − per, k = ⌊(budget − fixed)/per⌋."""
+    gd = MODULES["linear_regression"]
+    c = cfg("linear_regression", features=2, budget=64)
+    start = gd.init(LR_X, LR_Y, c, 2)
+    v1 = len(gd.round_graph("f", 0, 1, start, c, 2).nodes)
+    v2 = len(gd.round_graph("f", 0, 2, start, c, 2).nodes)
+    from maned.ml.chunking import steps_per_round
+    per = v2 - v1
+    assert steps_per_round(gd, "f", start, c, 2) == (64 - (v1 - per)) // per > 1
+
+
+@pytest.mark.parametrize("algo", sorted(MODULES))
+def test_round_flows_use_wire_ops_only(algo):
+    gd = MODULES[algo]
+    c = cfg(algo, features=2, l2=1)
+    y = LR_Y if algo == "linear_regression" else Tensor((8, 1), (0,) * 4 + (100,) * 4)
+    graph = gd.round_graph("fit#c0#r0", 0, 3, gd.init(LR_X, y, c, 2), c, 2)
+    assert all(BY_NAME[n.op].wire for n in graph.nodes if n.kind == "op")
+
+
+@pytest.mark.parametrize("x, y, keys, reason", [
+    (Tensor((2,), (1, 2)), LR_Y, {}, "X must be a non-empty rank-2 tensor"),
+    (LR_X, Tensor((7, 1), (0,) * 7), {}, "y must be [8x1] or [8]"),
+    (LR_X, LR_Y, {"features": 3}, "features is 3 but X has 2 columns"),
+])
+def test_data_refusals(x, y, keys, reason):
+    c = cfg("linear_regression", **{"features": 2, **keys})
+    with pytest.raises(MlRefusal) as e:
+        MODULES["linear_regression"].init(x, y, c, 2)
+    assert reason in e.value.reason
+
+
+def test_constant_column_keeps_a_zero_weight_and_predicts():
+    x = Tensor((4, 2), (5, 100, 5, 200, 5, 300, 5, 400))
+    y = Tensor((4, 1), (100, 200, 300, 400))
+    gd = MODULES["linear_regression"]
+    model, _ = train_local(gd, x, y, cfg("linear_regression", features=2, iters=50), 2)
+    assert model.data[8] == 0 and model.data[13] == 0  # w_1 = 0 and sd_1 = 0 stored
+    assert gd.predict(model.data, x, 2).shape == (4, 1)
+
+
+small = st.integers(-300, 300)
+
+
+@settings(max_examples=40, deadline=None)
+@given(algo=st.sampled_from(sorted(MODULES)), n=st.integers(1, 6), d=st.integers(1, 3),
+       data=st.data(), standardize=st.booleans(), intercept=st.booleans(),
+       lr=st.integers(1, 20), l2=st.integers(0, 5))
+def test_random_fits_validate_and_predict_like_the_epilogue(algo, n, d, data, standardize,
+                                                            intercept, lr, l2):
+    x = Tensor((n, d), tuple(data.draw(st.lists(small, min_size=n * d, max_size=n * d))))
+    y = Tensor((n, 1), tuple(data.draw(st.lists(small, min_size=n, max_size=n))))
+    c = cfg(algo, features=d, iters=7, lr=lr, l2=l2, standardize=standardize,
+            fit_intercept=intercept)
+    gd = MODULES[algo]
+    model, loss = train_local(gd, x, y, c, 2)
+    assert descriptor.validate(model.data) is None and loss.shape == (1,)
+    assert train_local(gd, x, y, c, 2, per_round=2) == (model, loss)
+    pred = gd.predict(model.data, x, 2)
+    if algo == "linear_regression" and standardize is False:
+        # predict mirrors the epilogue's forward pass: its residuals give the loss back
+        e = [p - t for p, t in zip(pred.data, y.data)]
+        from maned.numeric.int32 import tdiv, wrap32
+        assert loss.data[0] == wrap32(tdiv(tdiv(sum(wrap32(v) ** 2 for v in e), n), 100))
