@@ -1,5 +1,6 @@
-"""The gradient-descent family (spec/ml-exact.md §4): goldens, chunking invariance, the
-wire-only round flow, and properties on generated data."""
+"""Tier A training: the gradient-descent family's goldens (spec/ml-exact.md §4), its
+wire-only round flow and properties on generated data; chunking invariance for every
+Tier A algorithm (R13)."""
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -114,3 +115,33 @@ def test_random_fits_validate_and_predict_like_the_epilogue(algo, n, d, data, st
         e = [p - t for p, t in zip(pred.data, y.data)]
         from maned.numeric.int32 import tdiv, wrap32
         assert loss.data[0] == wrap32(tdiv(tdiv(sum(wrap32(v) ** 2 for v in e), n), 100))
+
+
+def _smallest_budget_for_one_step(module, x, y, c, q):
+    start = module.init(x, y, c, q)
+    return len(module.round_graph("f", 0, 1, start, c, q).nodes)
+
+
+HMM_O = Tensor((6, 8), (0, 100, 0, 100, 200, 200, 200, 200, 100, 0, 100, 0, 200, 200, 100, 200,
+                        0, 0, 100, 200, 200, 200, 200, 200, 100, 100, 0, 0, 0, 200, 200, 200,
+                        0, 100, 100, 0, 200, 100, 200, 200, 100, 0, 0, 100, 200, 200, 200, 0))
+
+
+@pytest.mark.parametrize("algo, x, y, keys", [
+    ("linear_regression", LR_X, LR_Y, dict(features=2, iters=30)),
+    ("xgboost", CLS_X, Tensor((8, 1), (0,) * 4 + (100,) * 4),
+     dict(features=2, rounds=4, depth=2, bins=4, eta=30, l2=100, min_child_hess=75)),
+    ("hmm", HMM_O, None, dict(states=2, symbols=3, steps=8, iters=3)),
+])
+def test_the_smallest_one_step_budget_gives_the_default_model(algo, x, y, keys):
+    """R13: the budget that forces one step per round trains the same model as 4096."""
+    from maned.ml.algorithms import module_for
+    from maned.ml.chunking import steps_per_round
+    module = module_for(algo)
+    c = cfg(algo, **keys)
+    small = dict(c, budget=_smallest_budget_for_one_step(module, x, y, c, 2))
+    assert steps_per_round(module, "f", module.init(x, y, small, 2), small, 2) == 1
+    with pytest.raises(MlRefusal):
+        tight = dict(c, budget=small["budget"] - 1)
+        steps_per_round(module, "f", module.init(x, y, tight, 2), tight, 2)
+    assert train_local(module, x, y, small, 2) == train_local(module, x, y, c, 2)

@@ -47,6 +47,9 @@ def thresholds(rows: list[list[int]], bins: int) -> list[list[int]]:
     return out
 
 
+MAX_DIM = 65534  # the largest reshape dimension (wire-golden §1.4)
+
+
 def init(X: Tensor, y: Tensor, cfg: dict, q: int) -> Start:
     """§10.1: thresholds, candidates feature-major, the goes-left masks, F = 0.
 
@@ -61,6 +64,9 @@ def init(X: Tensor, y: Tensor, cfg: dict, q: int) -> Start:
         raise MlRefusal(f"features is {cfg['features']} but X has {d} columns")
     if cfg.get("rows") is not None and cfg["rows"] != n:
         raise MlRefusal(f"rows is {cfg['rows']} but X has {n} rows")
+    if n > MAX_DIM:
+        raise MlRefusal(f"X has {n} rows; a round flow routes its rows through a reshape, "
+                        f"whose dimensions stop at {MAX_DIM}")
     bins = cfg["bins"]
     thr = thresholds(rows, bins)
     cands = [(f, thr[f][b]) for f in range(d) for b in range(bins)]
