@@ -3,15 +3,25 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, MnError
 
-USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--trap-overflow]
-                 [--threads N]
+USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
+                 [--require-vm] [--trap-overflow] [--threads N] [--progress | --no-progress]
+                 [--trace FILE]
        maned-run --version | --help
 
   --flow NAME        run NAME and the flows that produce its parameters; print only NAME
   --in name=VALUE    set an input or flow parameter: 5, 3:1,2,3, 2x2:1,2,3,4, AxBxC:...
                      (raw integers); for a csv() input, a file path. Repeatable; last wins
+  --verify           re-run everything on the local interpreter and compare every routed
+                     output exactly
+  --require-vm       send flows without @device to a Bark VM named 'vm' (Tier A round
+                     flows too); a flow with a local-only op is refused
   --trap-overflow    fail at the first op result that leaves int32 instead of wrapping
-  --threads N        worker threads for local flows (default 1; never changes a number)
+                     (local runs only)
+  --threads N        local flows run in a pool of N processes (default 1: inline); never
+                     changes a number
+  --progress         progress lines on stderr (default: on when stderr is a terminal)
+  --no-progress      no progress lines
+  --trace FILE       one JSON line per job start and end, flushed at once
   --version          print the version and a build line
   --help             print this help
 """
@@ -24,6 +34,10 @@ class RunOptions:
     inputs: list[tuple[str, str]] = field(default_factory=list)
     trap_overflow: bool = False
     threads: int = 1
+    verify: bool = False
+    require_vm: bool = False
+    progress: bool | None = None  # None: on when stderr is a terminal
+    trace: str | None = None
     show: str | None = None  # "version" or "help"
 
 
@@ -59,6 +73,14 @@ def parse_args(argv: list[str]) -> RunOptions:
             opts.inputs.append((key, val))
         elif name == "--trap-overflow":
             opts.trap_overflow = True
+        elif name == "--verify":
+            opts.verify = True
+        elif name == "--require-vm":
+            opts.require_vm = True
+        elif name in ("--progress", "--no-progress"):
+            opts.progress = name == "--progress"
+        elif name == "--trace":
+            opts.trace = value()
         elif name == "--threads":
             text = value()
             if not text.isdigit() or int(text) < 1:

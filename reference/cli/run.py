@@ -7,7 +7,10 @@ from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import run_line, sort_diagnostics
 from ..dispatch.plan import make_plan
-from ..dispatch.scheduler import run_plan
+from ..dispatch.routing import resolve_routing
+from ..dispatch.scheduler import Routing, Scheduler
+from ..dispatch.trace import Trace
+from ..dispatch.verify import compare
 from ..interp.evaluate import FlowFailure, evaluate
 from ..io.files import read_script
 from ..io.inputs import load_inputs, parse_overrides
@@ -62,6 +65,11 @@ def _run(argv: list[str], o: _Out) -> None:
     program = checked.program
     _refuse_unbuilt(program)
     plan = make_plan(program, opts.flow)
+    routing = resolve_routing(program, plan, checked.graphs, checked.ml, opts.require_vm)
+    if opts.trap_overflow and routing.any:
+        raise MnError(Diagnostic("EUSAGE", "--trap-overflow runs on the local interpreter "
+                                 "only; it cannot be combined with routing (@device or "
+                                 "--require-vm)"))
     script_dir = os.path.dirname(os.path.abspath(opts.script))
     file_names = {d.name for d in program.inputs if isinstance(d.value, ast.FileInput)}
     overrides = parse_overrides(opts.inputs, file_names)
@@ -71,8 +79,13 @@ def _run(argv: list[str], o: _Out) -> None:
         o.note(n)
     ctx = OpContext(program.quant.quantres)
     printed = _top_level(program, loaded.values, ctx, opts.trap_overflow)
-    result = run_plan(plan, checked.graphs, loaded.values, ctx, opts.trap_overflow,
-                      checked.ml)
+    progress = opts.progress if opts.progress is not None else o.err.isatty()
+    trace = _open_trace(opts.trace, o.err if progress else None)
+    try:
+        result = Scheduler(program, plan, checked.graphs, checked.ml, loaded.values, routing,
+                           trap=opts.trap_overflow, threads=opts.threads, trace=trace).run()
+    finally:
+        trace.close()
     o.error(*result.errors)
     for line in printed:
         o.line(line)
@@ -86,12 +99,35 @@ def _run(argv: list[str], o: _Out) -> None:
     o.error(*errors)
     for line in lines:
         o.line(line)
+    if opts.verify and not result.errors and not errors:
+        _verify(program, plan, checked, loaded.values, routing, opts, result, o)
+
+
+def _open_trace(path: str | None, progress_stream) -> Trace:
+    try:
+        return Trace(path, progress_stream)
+    except OSError as e:
+        raise MnError(Diagnostic("EIO", f"cannot write the trace file '{path}': "
+                                 f"{e.strerror or e}")) from None
+
+
+def _verify(program, plan, checked, values, routing, opts, routed, o: _Out) -> None:
+    """Re-run the whole plan on the local interpreter and compare every routed output."""
+    routed_defs = [n for n in plan.order if routing.flows.get(n) or routing.ml.get(n)]
+    local = Scheduler(program, plan, checked.graphs, checked.ml, values, Routing(),
+                      threads=opts.threads).run() if routed_defs else None
+    lines = compare([n for n in plan.printed if n in routed_defs] or routed_defs, routed, local)
+    for line in lines:
+        o.line(line)
+    if lines[0].startswith("verify: MISMATCH"):
+        o.codes.append("ERUN")
 
 
 def _refuse_unbuilt(program: ast.Program) -> None:
     """Parts of the language that later work brings: refused with a coded line, never faked."""
-    diags = [Diagnostic("EPLAN", f"status::{s.alias}: worker status needs device routing, "
-                         "which this build does not have yet") for s in program.of(ast.StatusDecl)]
+    diags = [Diagnostic("EPLAN", f"status::{s.alias}: worker status needs the network worker "
+                        "client, which this build does not have yet")
+             for s in program.of(ast.StatusDecl)]
     if diags:
         raise MnError(*diags)
 

@@ -6,10 +6,6 @@ from ..diagnostics import Diagnostic, MnError
 from ..lang import ast
 from ..lang.names import suggest
 
-TWO_ALIASES = ("flow '{flow}' names {n} @device aliases; a flow runs on one worker - use one "
-               "alias, or a calc::ml:: sweep to fan a hyperparameter list across workers")
-
-
 @dataclass(frozen=True)
 class Plan:
     order: tuple[str, ...]  # dependency order, script order among equals
@@ -21,7 +17,7 @@ def _plan_error(msg: str) -> MnError:
     return MnError(Diagnostic("EPLAN", msg))
 
 
-def _statements(item) -> tuple:
+def statements(item) -> tuple:
     """The statements of one body item (a repeat holds several, an inert print none)."""
     if isinstance(item, ast.Repeat):
         return item.body
@@ -31,7 +27,7 @@ def _statements(item) -> tuple:
 def helpers(program: ast.Program) -> set[str]:
     """Flows another flow calls: inlined, never scheduled on their own."""
     return {t.name for flow in program.flows for item in flow.body
-            for s in _statements(item) for t in s.terms
+            for s in statements(item) for t in s.terms
             if isinstance(t, ast.FlowCall) and t.name != flow.name}
 
 
@@ -65,8 +61,6 @@ def make_plan(program: ast.Program, selected: str | None) -> Plan:
                 deps[name][p.name] = makers[0]
     run = _closure(selected, deps) if selected else set(tops)
     order = _order([n for n in flows if n in run], deps)
-    for name in order:
-        _refuse_routing(flows[name], program)
     printed = (selected,) if selected else tuple(n for n in flows if n in run)
     return Plan(tuple(order), {n: deps[n] for n in order}, printed)
 
@@ -100,29 +94,3 @@ def _cycle(left: list[str], deps) -> str:
         path.append(n)
         n = next(d for d in deps[n].values() if d in left)
     return " -> ".join(path[path.index(n):] + [n])
-
-
-def _refuse_routing(flow: ast.FlowDef | ast.MLDef, program: ast.Program) -> None:
-    """Routing arrives with the Bark VM; until then a routed flow is refused, never run
-    locally in its place (R29: no silent fallback)."""
-    if isinstance(flow, ast.MLDef):
-        if flow.devices:
-            raise _plan_error(f"ml definition '{flow.name}': routing its round flows to a "
-                              "device is not available in this build yet; remove @device to "
-                              "train locally")
-        return
-    misplaced = [d for d in flow.decorators if d.name == "device"]
-    misplaced += [d for item in flow.body for s in _statements(item) for d in s.decorators
-                  if d.name == "device"]
-    if misplaced:
-        raise _plan_error(f"flow '{flow.name}': @device at line {misplaced[0].pos.line} routes "
-                          "nothing; write @device(alias) between the flow's ')' and '{'")
-    if len(flow.devices) > 1:
-        raise _plan_error(TWO_ALIASES.format(flow=flow.name, n=len(flow.devices)))
-    declared = {d.alias for d in program.of(ast.DeviceDecl)}
-    for ref in flow.devices:
-        if ref.alias not in declared:
-            raise _plan_error(f"flow '{flow.name}': @device({ref.alias}) names no device:: "
-                              "block" + suggest(ref.alias, declared))
-        raise _plan_error(f"flow '{flow.name}': routing to device '{ref.alias}' is not "
-                          "available in this build yet; remove @device to run it locally")

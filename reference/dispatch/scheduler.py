@@ -1,15 +1,26 @@
-"""Run the plan's flows in order on the local interpreter; a failed flow poisons its
-dependents (R38) while independent flows still run."""
+"""The event-driven scheduler (D9, R17, R38). A definition starts the moment its inputs
+exist; each VM device is a serial queue ordered by (level, script order, configuration,
+round); local jobs run inline (`--threads 1`) or in a process pool of N. A failed
+definition poisons its dependents while independent ones go on. Timing never changes what
+is printed: results are keyed by name and errors are ordered by script position."""
+import queue
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
 from ..graph.model import FlowGraph
 from ..interp.evaluate import FlowFailure, evaluate
 from ..lang import ast
-from ..ml.train import MlRefusal, RoundFailed, train_definition
 from ..ops.registry import OpContext
 from ..tensor import Tensor
-from .plan import Plan
+from .device_queue import DeviceQueue
+from .devices import DeviceSpec
+from .jobs import Job
+from .ml_run import MlRun
+from .plan import Plan, definitions
+from .trace import Trace
+from .vm import VmDevice, vm_command
 
 
 @dataclass
@@ -19,59 +30,167 @@ class RunResult:
     failed: set[str] = field(default_factory=set)
 
 
-def _err(msg: str) -> Diagnostic:
-    return Diagnostic("ERUN", msg)
+@dataclass
+class Routing:
+    """Where jobs go: a user flow's alias (or None), an ML definition's aliases."""
+
+    flows: dict[str, str | None] = field(default_factory=dict)
+    ml: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    devices: dict[str, DeviceSpec] = field(default_factory=dict)
+
+    @property
+    def any(self) -> bool:
+        return any(self.flows.values()) or any(self.ml.values())
 
 
-def run_plan(plan: Plan, graphs: dict[str, FlowGraph], values: dict[str, Tensor],
-             ctx: OpContext, trap_overflow: bool = False,
-             ml: dict[str, tuple[ast.MLDef, list[dict]]] | None = None) -> RunResult:
-    """graphs: each flow's graph; ml: each ML definition with its configurations."""
-    ml = ml or {}
-    result = RunResult()
-    for name in plan.order:
-        deps = plan.deps[name]
-        bad = next(((p, f) for p, f in deps.items() if f in result.failed), None)
-        if bad:
-            result.failed.add(name)
-            result.errors.append(_err(f"flow '{name}' not run: its input '{bad[0]}' comes "
-                                      f"from failed flow '{bad[1]}'"))
-            continue
-        params = ml[name][0].params if name in ml else graphs[name].params
-        inputs = {}
-        for p in (getattr(p, "name", p) for p in params):
-            if p in deps:
-                inputs[p] = result.outputs[deps[p]][p]
-            elif p in values:
-                inputs[p] = values[p]
-            else:
-                result.failed.add(name)
-                result.errors.append(_err(
-                    f"flow '{name}': parameter '{p}' has no value (no flow returns '{p}', and "
-                    f"there is no in::{p} and no --in {p}=...)"))
-                break
-        else:
-            error = _run_one(name, graphs, ml, inputs, values, ctx, trap_overflow, result)
-            if error:
-                result.failed.add(name)
-                result.errors.append(error)
-    return result
-
-
-def _run_one(name, graphs, ml, inputs, values, ctx, trap, result) -> Diagnostic | None:
-    """Run one flow or ML definition; its outputs land in result, its failure is returned."""
-    if name not in ml:
-        try:
-            result.outputs[name] = evaluate(graphs[name], inputs, values, ctx, trap)
-        except FlowFailure as e:
-            return _err(f"flow '{name}': {e.message}")
-        return None
-    definition, configs = ml[name]
+def _evaluate_job(graph: FlowGraph, inputs, globals_, quantres: int, trap: bool):
+    """Run one local job (in this process or a pool worker): ('ok', outputs) or ('err', msg)."""
     try:
-        result.outputs[name] = train_definition(definition, configs, inputs, ctx.quantres)
-    except MlRefusal as r:
-        return Diagnostic("E028", f"ml definition '{name}' ({definition.algo}): {r.reason}",
-                          definition.pos)
-    except RoundFailed as f:
-        return _err(f"flow '{f.flow}': {f.message}")
-    return None
+        return "ok", evaluate(graph, inputs, globals_, OpContext(quantres), trap)
+    except FlowFailure as e:
+        return "err", e.message
+
+
+class Scheduler:
+    def __init__(self, program: ast.Program, plan: Plan, graphs: dict[str, FlowGraph],
+                 ml: dict, values: dict[str, Tensor], routing: Routing, *, trap: bool = False,
+                 threads: int = 1, trace: Trace | None = None):
+        self.program, self.plan, self.graphs, self.ml = program, plan, graphs, ml
+        self.values, self.routing, self.trap, self.threads = values, routing, trap, threads
+        self.trace = trace or Trace(None)
+        self.defs = definitions(program)
+        self.position = {name: i for i, name in enumerate(self.defs)}
+        self.level: dict[str, int] = {}
+        for name in plan.order:
+            self.level[name] = 1 + max((self.level[d] for d in plan.deps[name].values()),
+                                       default=-1)
+        self.result = RunResult()
+        self._errors: list[tuple[int, int, Diagnostic]] = []
+        self._events: queue.Queue = queue.Queue()
+        self._local: deque[Job] = deque()
+        self._in_flight = 0
+        self._queues: dict[str, DeviceQueue] = {}
+        self._pool: ProcessPoolExecutor | None = None
+        self._settled: set[str] = set()
+
+    # --- the loop ----------------------------------------------------------------------
+    def run(self) -> RunResult:
+        self._waiting = list(self.plan.order)
+        try:
+            self._start_ready()
+            while self._local or self._in_flight:
+                if self._local:
+                    self._run_local(self._local.popleft())
+                    continue
+                job, outputs, error = self._events.get()
+                self._in_flight -= 1
+                job.done(outputs, error)
+        finally:
+            for q in self._queues.values():
+                q.close()
+            if self._pool:
+                self._pool.shutdown()
+        self.result.errors = [d for _, _, d in sorted(self._errors, key=lambda e: e[:2])]
+        return self.result
+
+    def submit(self, job: Job) -> None:
+        if job.target is None:
+            self._local.append(job)
+            return
+        self._in_flight += 1
+        self._queue(job.target).put(job)
+
+    def _queue(self, alias: str) -> DeviceQueue:
+        if alias not in self._queues:
+            spec = self.routing.devices[alias]
+            device = VmDevice(alias, vm_command(alias, spec.fields))
+            self._queues[alias] = DeviceQueue(device, self.program.quant, self.trace,
+                                              lambda j, o, e: self._events.put((j, o, e)))
+        return self._queues[alias]
+
+    def _run_local(self, job: Job) -> None:
+        globals_ = {n: self.values[n] for n in job.graph.globals}
+        args = (job.graph, job.inputs, globals_, self.program.quant.quantres, self.trap)
+        if self.threads > 1:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(max_workers=self.threads)
+            self._in_flight += 1
+            self.trace.start(job.name, "local", None)
+            future = self._pool.submit(_evaluate_job, *args)
+            future.add_done_callback(lambda f: self._events.put((job, *self._local_result(
+                job, f.result()))))
+            return
+        self.trace.start(job.name, "local", None)
+        outputs, error = self._local_result(job, _evaluate_job(*args))
+        job.done(outputs, error)
+
+    def _local_result(self, job: Job, got) -> tuple:
+        status, value = got
+        if status == "ok":
+            self.trace.end(job.name, "local", None)
+            return value, None
+        self.trace.end(job.name, "local", "ERUN")
+        return None, Diagnostic("ERUN", f"flow '{job.name}': {value}")
+
+    # --- definitions ---------------------------------------------------------------------
+    def _start_ready(self) -> None:
+        progress = True
+        while progress:
+            progress = False
+            for name in list(self._waiting):
+                if name not in self._waiting:  # started by a nested pass
+                    continue
+                deps = self.plan.deps[name]
+                if not all(d in self._settled for d in deps.values()):
+                    continue
+                self._waiting.remove(name)
+                progress = True
+                bad = next(((p, d) for p, d in deps.items() if d in self.result.failed), None)
+                if bad:
+                    self._fail(name, Diagnostic("ERUN", f"flow '{name}' not run: its input "
+                                                f"'{bad[0]}' comes from failed flow '{bad[1]}'"))
+                else:
+                    self._start(name)
+
+    def _inputs(self, name: str) -> dict[str, Tensor] | None:
+        deps, inputs = self.plan.deps[name], {}
+        for p in self.defs[name].params:
+            if p.name in deps:
+                inputs[p.name] = self.result.outputs[deps[p.name]][p.name]
+            elif p.name in self.values:
+                inputs[p.name] = self.values[p.name]
+            else:
+                self._fail(name, Diagnostic(
+                    "ERUN", f"flow '{name}': parameter '{p.name}' has no value (no flow returns "
+                    f"'{p.name}', and there is no in::{p.name} and no --in {p.name}=...)"))
+                return None
+        return inputs
+
+    def _start(self, name: str) -> None:
+        inputs = self._inputs(name)
+        if inputs is None:
+            return
+        d = self.defs[name]
+        finish = (lambda out, err: self._finish(name, out, err))
+        if isinstance(d, ast.MLDef):
+            definition, configs = self.ml[name]
+            MlRun(definition, configs, inputs, self.program.quant.quantres,
+                  self.routing.ml.get(name, ()), self.level[name], self.position[name],
+                  self.submit, finish).start()
+            return
+        self.submit(Job(key=(self.level[name], self.position[name], 0, 0), name=name,
+                        graph=self.graphs[name], inputs=inputs,
+                        target=self.routing.flows.get(name), done=finish))
+
+    def _finish(self, name: str, outputs, error: Diagnostic | None) -> None:
+        if error is not None:
+            self._fail(name, error)
+        else:
+            self.result.outputs[name] = outputs
+            self._settled.add(name)
+        self._start_ready()
+
+    def _fail(self, name: str, error: Diagnostic) -> None:
+        self.result.failed.add(name)
+        self._settled.add(name)
+        self._errors.append((self.position[name], len(self._errors), error))

@@ -35,8 +35,13 @@ def train_definition(d: ast.MLDef, configs: list[dict], inputs: dict[str, Tensor
             except FlowFailure as e:
                 raise RoundFailed(getattr(e, "flow", f"{d.name}#c{i}"), e.message) from None
         else:
-            results.append((_fit_tier_b(module, x, y, cfg, q), None))
-    per = len(d.returns) // len(configs)
+            results.append((fit_tier_b(module, x, y, cfg, q), None))
+    return bind_returns(d, results)
+
+
+def bind_returns(d: ast.MLDef, results: list[tuple]) -> dict[str, Tensor]:
+    """(model, second) per configuration -> the return list, configuration-major (R13)."""
+    per = len(d.returns) // len(results)
     out = {}
     for i, (model, second) in enumerate(results):
         names = d.returns[i * per:(i + 1) * per]
@@ -46,7 +51,7 @@ def train_definition(d: ast.MLDef, configs: list[dict], inputs: dict[str, Tensor
     return out
 
 
-def _fit_tier_b(module, x, y, cfg: dict, q: int):
+def fit_tier_b(module, x, y, cfg: dict, q: int):
     """Tree builders recurse once per level (at most max_depth, at most the row count)."""
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, TREE_LEVELS + 200))

@@ -1,0 +1,48 @@
+"""matmul (exact mod 2^32 by float64 BLAS products on 16-bit limbs, DESIGN §5) and transpose."""
+import numpy as np
+
+from .ints import I32, I64, dims, mismatch, wrap32
+
+# Each limb product sums at most K terms below 2^32 in magnitude; float64 holds every
+# partial sum exactly while K·2^32 < 2^53, i.e. K < 2^21. Longer inner dims are chunked.
+LIMB_CHUNK = 1 << 20
+
+
+def _limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x = hi·2^16 + lo with lo in [0, 2^16) and hi in [−2^15, 2^15), both as float64."""
+    x = x.astype(I64)
+    lo = x & I64(0xFFFF)
+    hi = x >> I64(16)
+    return lo.astype(np.float64), hi.astype(np.float64)
+
+
+def matmul_mod32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Σ_k a[i,k]·b[k,j] mod 2^32 as int32, for int32 matrices [M,K] and [K,N].
+
+    a·b = lo·lo + 2^16·(hi·lo + lo·hi) + 2^32·hi·hi; the last term vanishes mod 2^32 and only
+    the low 16 bits of the middle sum matter. Three float64 products, each exact (K < 2^21).
+    """
+    m, k = a.shape
+    n = b.shape[1]
+    acc = np.zeros((m, n), dtype=I64)
+    for start in range(0, k, LIMB_CHUNK):
+        alo, ahi = _limbs(a[:, start:start + LIMB_CHUNK])
+        blo, bhi = _limbs(b[start:start + LIMB_CHUNK, :])
+        low = (alo @ blo).astype(I64)                       # |.| < 2^52
+        mid = (ahi @ blo).astype(I64) + (alo @ bhi).astype(I64)
+        acc = (acc + low + ((mid & I64(0xFFFF)) << I64(16))) & I64(0xFFFFFFFF)
+    return wrap32(acc)
+
+
+def matmul(q, a, b):
+    """[M,K]·[K,N] → [M,N], c[i,j] = Σ_k a[i,k]·b[k,j] (wrapped: a pure sum, R36)."""
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise mismatch(f"matmul {dims(a.shape)} x {dims(b.shape)}")
+    return matmul_mod32(a.astype(I32), b.astype(I32))
+
+
+def transpose(q, x):
+    """Swap the last two axes, [..,R,C] → [..,C,R], ranks 2 to 4."""
+    if not 2 <= x.ndim <= 4:
+        raise mismatch(f"transpose {dims(x.shape)}: needs rank 2 to 4")
+    return np.ascontiguousarray(np.swapaxes(x, -1, -2)).astype(I32, copy=False)

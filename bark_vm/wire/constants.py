@@ -1,0 +1,49 @@
+"""Protocol constants, one home (R35): magics, versions, limits, CDP error codes."""
+
+IR_MAGIC = b"MNIR"
+MNPK_MAGIC = b"MNPK"
+MNRS_MAGIC = b"MNRS"
+ENVELOPE_VERSION = 1
+PROTO = 1  # X-Maned-Proto
+
+IR_HEADER_BYTES = 16
+MNPK_HEADER_BYTES = 24
+MNRS_HEADER_BYTES = 12
+INSTR_BYTES = {1: 8, 2: 16}
+OUTPUT_ID_BYTES = {1: 1, 2: 2}
+RF_SLOTS = {1: 256, 2: 4096}
+IMM_BITS = {1: 24, 2: 16}
+MAX_LEVEL = {1: 255, 2: 65535}
+
+DTYPE_INT8, DTYPE_INT32 = 1, 2
+MAX_TENSORS = 16
+MAX_RANK = 4
+MAX_DIM = 65534  # reshape dims; 0xffff marks an absent dim
+ABSENT_DIM = 0xFFFF
+
+DEFAULT_MAX_PAYLOAD = 33554432
+DEFAULT_PORT = 4780
+SYNC_LIMIT = 64 * 1024  # requests at or above go async (CDP)
+
+# Frames of the bark-vm stdio channel (4-byte type, u32 LE length, payload).
+FRAME_HELO, FRAME_MNPK, FRAME_MNRS, FRAME_ERRJ = b"HELO", b"MNPK", b"MNRS", b"ERRJ"
+
+# CDP error codes and their HTTP statuses (spec/wire.md §3.6).
+ERROR_STATUS = {
+    "AUTH_FAILED": 401, "AUTH_REQUIRED": 401, "PROTO_VERSION": 400, "BAD_ENVELOPE": 400,
+    "UNSUPPORTED_OP": 422, "SHAPE_MISMATCH": 422, "TOO_LARGE": 413,
+    "TOO_LARGE_FOR_SYNC": 413, "BUSY": 503, "NOT_READY": 409, "NO_SUCH_JOB": 404,
+    "EXEC_FAILED": 500, "NOT_IMPLEMENTED": 501,
+}
+
+
+class WorkerError(Exception):
+    """A worker's refusal: one CDP code and a free-text detail."""
+
+    def __init__(self, code: str, detail: str = ""):
+        assert code in ERROR_STATUS, code
+        super().__init__(f"{code}: {detail}")
+        self.code, self.detail = code, detail
+
+    def to_json(self) -> dict:
+        return {"error": self.code, "detail": self.detail}

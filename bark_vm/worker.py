@@ -1,0 +1,112 @@
+"""The request pipeline every worker of ours runs (bark-vm over stdio, bark-worker over HTTP).
+
+`handle(raw, config)` follows wire-golden §6.1 [W15] exactly; the first failure is the
+answer, as a `WorkerError` carrying its CDP code:
+  1 size (TOO_LARGE) · 2 envelope · 3 IR header (BAD_ENVELOPE) · 4 capability
+  (UNSUPPORTED_OP, naming the missing mnemonics in first-use order) · 5 instructions ·
+  6 binding (BAD_ENVELOPE) · 7 execution (SHAPE_MISMATCH / EXEC_FAILED) · 8 MNRS status 0.
+"""
+from dataclasses import dataclass
+
+from .wire.constants import DEFAULT_MAX_PAYLOAD, RF_SLOTS, WorkerError
+from .wire.envelope import DTYPE_NAME, DTYPE_RANGE, Request, decode_request, encode_result
+from .wire.ir import PARAM, V2_ONLY, Module, missing_ops, parse_module, validate_module
+from .wire.opcodes import BY_MNEMONIC, COMPUTE_MNEMONICS
+from .wire.status import Status, encode_status
+
+
+def ops_for(abi: int) -> tuple[str, ...]:
+    """The compute mnemonics a worker of this ABI advertises, in opcode order (wire-golden §8):
+    33 under ABI 2, 30 under ABI 1 (no reshape, split, batchnorm)."""
+    if abi not in RF_SLOTS:
+        raise ValueError(f"ABI {abi} is not 1 or 2")
+    if abi == 2:
+        return COMPUTE_MNEMONICS
+    return tuple(m for m in COMPUTE_MNEMONICS if BY_MNEMONIC[m].number not in V2_ONLY)
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    alias: str = "bark-vm"
+    kind: str = "vm"
+    abi: int = 2
+    max_payload: int = DEFAULT_MAX_PAYLOAD
+    capacity: int = 1
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        return ops_for(self.abi)
+
+    @property
+    def rf_slots(self) -> int:
+        return RF_SLOTS[self.abi]
+
+    def status(self, uptime_s: int = 0, requests: int = 0, jobs_running: int = 0,
+               **worker_counters) -> Status:
+        """The status record (HELO payload / GET /api/status); bark-worker passes
+        jobs_sync, jobs_async and jobs_done."""
+        return Status(alias=self.alias, kind=self.kind, uptime_s=uptime_s, requests=requests,
+                      jobs_running=jobs_running, jobs_capacity=self.capacity, ops=self.ops,
+                      max_payload=self.max_payload, ir=self.abi, rf_slots=self.rf_slots,
+                      **worker_counters)
+
+    def status_json(self, **kw) -> bytes:
+        return encode_status(self.status(**kw))
+
+
+def check_request(raw: bytes, config: WorkerConfig) -> tuple[Request, Module]:
+    """Steps 1-6: everything short of execution."""
+    if len(raw) > config.max_payload:
+        raise WorkerError("TOO_LARGE", f"request of {len(raw)} bytes is over max_payload "
+                          f"{config.max_payload}")
+    request = decode_request(raw)
+    module = parse_module(request.ir, config.abi)
+    missing = missing_ops(module, config.ops)
+    if missing:
+        raise WorkerError("UNSUPPORTED_OP", "this worker does not support: " + ", ".join(missing))
+    validate_module(module, config.rf_slots)
+    params = sum(1 for i in module.instrs if i.opcode == PARAM)
+    if params != len(request.entries):
+        raise WorkerError("BAD_ENVELOPE", f"the module has {params} PARAMs but the request "
+                          f"carries {len(request.entries)} tensors")
+    return request, module
+
+
+def execute_request(request: Request, module: Module) -> bytes:
+    """Step 7-8: run the module on the entries, answer the MNRS (status 0)."""
+    import numpy as np
+
+    from .executor import execute
+
+    inputs = [np.array(data, dtype=np.int32).reshape(shape) for shape, data in request.entries]
+    try:
+        outputs = execute(module, inputs, request.quant.quantres)
+    except WorkerError:
+        raise
+    except Exception as e:  # a worker answers; it never dies on a job
+        raise WorkerError("EXEC_FAILED", f"{type(e).__name__}: {e}") from None
+    if len(outputs) != len(module.outputs):
+        raise WorkerError("EXEC_FAILED", f"the executor returned {len(outputs)} outputs, "
+                          f"expected {len(module.outputs)}")
+    dtype = request.quant.dtype
+    lo, hi = DTYPE_RANGE[dtype]
+    entries = []
+    for k, out in enumerate(outputs):
+        arr = np.asarray(out)
+        shape = tuple(int(d) for d in arr.shape)
+        if not 1 <= len(shape) <= 4 or 0 in shape:
+            raise WorkerError("EXEC_FAILED", f"output {k} has shape {list(shape)}, which no "
+                              "tensor entry can carry")
+        data = tuple(int(v) for v in arr.reshape(-1).tolist())
+        bad = next((v for v in data if not lo <= v <= hi), None)
+        if bad is not None:
+            raise WorkerError("EXEC_FAILED", f"output {k} holds {bad}, outside the "
+                              f"{DTYPE_NAME[dtype]} envelope [{lo}, {hi}]")
+        entries.append((shape, data))
+    return encode_result(entries, dtype)
+
+
+def handle(raw: bytes, config: WorkerConfig) -> bytes:
+    """One request to its MNRS bytes; raises WorkerError (wire-golden §6.1)."""
+    request, module = check_request(raw, config)
+    return execute_request(request, module)

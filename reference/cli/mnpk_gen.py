@@ -1,0 +1,297 @@
+"""mnpk-gen: write a flow's golden wire fixtures (spec/wire-golden.md §6.2 [W16], wire.md §2.4).
+
+    mnpk-gen <file.mnd> --out DIR [--flow NAME] [--in name=VALUE]... [--abi 1|2] [--mutate M]
+
+Writes <stem>.mnpk (the request), <stem>.mnrs (the expected result, from the local
+interpreter), <stem>.json (informational) and the four mutations bad_magic, bad_truncated,
+bad_shape and unsupported_op (.mnpk); with --mutate only that one file.
+"""
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+
+from bark_vm.wire import ir as wire_ir
+from bark_vm.wire.envelope import encode_result
+from bark_vm.wire.opcodes import BY_NUMBER
+
+from ..check import check
+from ..diagnostics import Diagnostic, MnError
+from ..diagnostics.ledger import exit_code
+from ..diagnostics.printer import run_line, sort_diagnostics
+from ..dispatch.plan import helpers
+from ..interp.evaluate import FlowFailure, evaluate
+from ..io.files import read_script
+from ..io.inputs import load_inputs, parse_overrides
+from ..lang import ast
+from ..ops.registry import OpContext
+from ..tensor import Tensor
+from ..wire.job import JobError, encode_job, job_quant, result_entries
+from ..wire.lower import LoweringError, lower
+from .version import version_text
+
+MUTATIONS = ("bad_magic", "bad_truncated", "bad_shape", "unsupported_op")
+DEFAULTS = {"x": "2x2:1,2,3,4", "w": "2x2:5,6,7,8", "bias": "2x2:0,0,-100,0"}
+
+USAGE = """usage: mnpk-gen <file.mnd> --out DIR [--flow NAME] [--in name=VALUE]... [--abi 1|2]
+                [--mutate bad_magic|bad_truncated|bad_shape|unsupported_op]
+       mnpk-gen --version | --help
+
+Compiles one flow (the first top-level flow unless --flow) and writes its wire fixtures:
+<stem>.mnpk (the MNPK request), <stem>.mnrs (the expected MNRS, from the local
+interpreter), <stem>.json (informational), and the mutations bad_magic.mnpk,
+bad_truncated.mnpk, bad_shape.mnpk and unsupported_op.mnpk.
+
+  --out DIR          folder to write into (created if missing)
+  --flow NAME        the flow to compile
+  --in name=VALUE    a flow parameter: 5, 3:1,2,3, 2x2:1,2,3,4, AxBxC:... (raw integers).
+                     A parameter without --in takes the script's in:: value of that name;
+                     parameters named x, w and bias with no other value default to the
+                     canonical matmul_relu inputs x=2x2:1,2,3,4, w=2x2:5,6,7,8 and
+                     bias=2x2:0,0,-100,0
+  --abi 1|2          IR ABI (default 1, which gives the documented 97/205/40-byte fixture)
+  --mutate M         write only mutation M
+  --version          print the version and a build line
+  --help             print this help
+"""
+
+
+@dataclass
+class GenOptions:
+    script: str | None = None
+    out: str | None = None
+    flow: str | None = None
+    inputs: list[tuple[str, str]] = field(default_factory=list)
+    abi: int = 1
+    mutate: str | None = None
+    show: str | None = None
+
+
+def _usage(msg: str) -> MnError:
+    return MnError(Diagnostic("EUSAGE", msg))
+
+
+def parse_args(argv: list[str]) -> GenOptions:
+    opts = GenOptions()
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+
+        def value() -> str:
+            if eq:
+                return inline
+            if not args:
+                raise _usage(f"{name} needs a value")
+            return args.pop(0)
+
+        if name in ("--help", "-h"):
+            opts.show = "help"
+        elif name == "--version":
+            opts.show = "version"
+        elif name == "--out":
+            opts.out = value()
+        elif name == "--flow":
+            opts.flow = value()
+        elif name == "--in":
+            text = value()
+            key, sep, val = text.partition("=")
+            if not sep or not key.isidentifier():
+                raise _usage(f"bad --in {text}: expected name=VALUE")
+            opts.inputs.append((key, val))
+        elif name == "--abi":
+            text = value()
+            if text not in ("1", "2"):
+                raise _usage(f"--abi takes 1 or 2, not '{text}'")
+            opts.abi = int(text)
+        elif name == "--mutate":
+            text = value()
+            if text not in MUTATIONS:
+                raise _usage(f"--mutate takes one of {', '.join(MUTATIONS)}, not '{text}'")
+            opts.mutate = text
+        elif arg.startswith("-") and arg != "-":
+            raise _usage(f"unknown argument: {arg}")
+        elif opts.script is None:
+            opts.script = arg
+        else:
+            raise _usage(f"unknown argument: {arg}")
+    if opts.show is None:
+        if opts.script is None:
+            raise _usage("no script given (usage: mnpk-gen <file.mnd> --out DIR; see --help)")
+        if opts.out is None:
+            raise _usage("--out DIR is required")
+    return opts
+
+
+# --- mutations (wire-golden §6.2) -------------------------------------------------------------
+def _ir_size(mnpk: bytes) -> int:
+    return int.from_bytes(mnpk[8:12], "little")
+
+
+def mutate(mnpk: bytes, which: str, module: wire_ir.Module) -> bytes:
+    """One mutation of a good request; ValueError when it cannot be derived."""
+    b = bytearray(mnpk)
+    if which == "bad_magic":
+        b[0] = ord("X")
+    elif which == "bad_truncated":
+        del b[-8:]
+    elif which == "bad_shape":
+        at = 24 + _ir_size(mnpk)  # first entry
+        if len(b) < at + 4 or b[at + 2] != 2:
+            raise ValueError("bad_shape needs a rank-2 first input")
+        a = int.from_bytes(b[at + 4:at + 8], "little")
+        c = int.from_bytes(b[at + 8:at + 12], "little")
+        if a * c == 1:
+            raise ValueError("bad_shape needs a first input of more than one element")
+        dims = (a * c, 1) if a == 1 else (1, a * c)
+        b[at + 4:at + 12] = dims[0].to_bytes(4, "little") + dims[1].to_bytes(4, "little")
+    elif which == "unsupported_op":
+        isize = 8 if module.version == 1 else 16
+        k = next((k for k, i in enumerate(module.instrs) if i.opcode == wire_ir.MATMUL), None)
+        if k is None:  # no matmul: the first compute instruction
+            k = next((k for k, i in enumerate(module.instrs)
+                      if BY_NUMBER[i.opcode].mnemonic), None)
+        if k is None:
+            raise ValueError("unsupported_op needs a compute instruction in the flow")
+        b[24 + 16 + k * isize] = wire_ir.QUANTIZE
+    else:
+        raise ValueError(f"unknown mutation {which}")
+    return bytes(b)
+
+
+# --- the command ------------------------------------------------------------------------------
+def main(argv: list[str] | None = None, out=None, err=None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    codes: list[str] = []
+    try:
+        _run(sys.argv[1:] if argv is None else argv, out, err)
+    except MnError as e:
+        for d in sort_diagnostics(e.diagnostics):
+            codes.append(d.code)
+            err.write(run_line(d) + "\n")
+    return exit_code(codes)
+
+
+def console_main() -> None:
+    sys.exit(main())
+
+
+def _error(code: str, msg: str) -> MnError:
+    return MnError(Diagnostic(code, msg, stage="run"))
+
+
+def _pick_flow(program: ast.Program, name: str | None) -> ast.FlowDef:
+    flows = {f.name: f for f in program.flows}
+    if name is not None:
+        if name not in flows:
+            raise _usage(f"--flow {name}: no such flow")
+        return flows[name]
+    called = helpers(program)
+    tops = [f for f in program.flows if f.name not in called]
+    if not tops:
+        raise _usage("the script has no top-level flow")
+    return tops[0]
+
+
+def _run(argv: list[str], out, err) -> None:
+    opts = parse_args(argv)
+    if opts.show:
+        out.write(USAGE if opts.show == "help" else version_text("mnpk-gen"))
+        return
+    checked = check(read_script(opts.script))
+    if not checked.ok:
+        raise MnError(*[d for d in checked.diagnostics if d.is_error])
+    program = checked.program
+    flow = _pick_flow(program, opts.flow)
+    graph = checked.graphs[flow.name]
+    script_dir = os.path.dirname(os.path.abspath(opts.script))
+    file_names = {d.name for d in program.inputs if isinstance(d.value, ast.FileInput)}
+    overrides = parse_overrides(opts.inputs, file_names)
+    for name in overrides:
+        if name not in graph.params and name not in {d.name for d in program.inputs}:
+            raise _usage(f"--in {name}: flow '{flow.name}' has no parameter '{name}' and the "
+                         f"script has no in::{name}")
+    values = load_inputs(program, overrides, script_dir).values
+    inputs = []
+    for p in graph.params:
+        if p in values:
+            inputs.append(values[p])
+        elif p in DEFAULTS:
+            inputs.append(parse_overrides([(p, DEFAULTS[p])], set())[p])
+        else:
+            raise _usage(f"flow '{flow.name}': parameter '{p}' has no value; pass --in {p}=VALUE")
+    try:
+        lowered = lower(graph, opts.abi)
+    except LoweringError as e:
+        raise _error("ELIMIT" if e.limit else "EPLAN", e.message) from None
+    try:
+        mnpk = encode_job(lowered, inputs, program.quant)
+        quant = job_quant(program.quant)
+    except JobError as e:
+        raise _error("EPLAN", e.message) from None
+    ctx = OpContext(program.quant.quantres)
+    try:
+        local = evaluate(graph, dict(zip(graph.params, inputs)), {}, ctx)
+    except FlowFailure as e:
+        raise _error("ERUN", f"flow '{flow.name}': {e.message}") from None
+    try:
+        mnrs = encode_result(result_entries(lowered, local), quant.dtype)
+    except ValueError as e:
+        raise _error("ERUN", f"flow '{flow.name}': the expected result cannot travel in the "
+                     f"envelope: {e}") from None
+
+    stem = os.path.splitext(os.path.basename(opts.script))[0]
+    files: dict[str, bytes] = {}
+    notes: list[str] = []
+    wanted = (opts.mutate,) if opts.mutate else MUTATIONS
+    if not opts.mutate:
+        files[f"{stem}.mnpk"] = mnpk
+        files[f"{stem}.mnrs"] = mnrs
+    for m in wanted:
+        try:
+            files[f"{m}.mnpk"] = mutate(mnpk, m, lowered.module)
+        except ValueError as e:
+            if opts.mutate:
+                raise _error("EPLAN", f"cannot derive {m}: {e}") from None
+            notes.append(f"{m}.mnpk not written: {e}")
+    if not opts.mutate:
+        files[f"{stem}.json"] = _describe(flow.name, opts.abi, quant, graph, inputs, lowered,
+                                          local, files)
+    try:
+        os.makedirs(opts.out, exist_ok=True)
+        for name, data in files.items():
+            with open(os.path.join(opts.out, name), "wb") as f:
+                f.write(data)
+    except OSError as e:
+        raise _error("EIO", f"cannot write to '{opts.out}': {e.strerror or e}") from None
+    for n in notes:
+        err.write(f"note: {n}\n")
+    for name, data in files.items():
+        out.write(f"{os.path.join(opts.out, name)} ({len(data)} bytes)\n")
+
+
+def _tensor_json(t: Tensor) -> dict:
+    return {"shape": list(t.shape), "data": list(t.data)}
+
+
+def _describe(flow, abi, quant, graph, inputs, lowered, local, files) -> bytes:
+    """The informational <stem>.json (never compared byte for byte)."""
+    ir_bytes = lowered.ir
+    doc = {
+        "flow": flow, "abi": abi,
+        "quant": {"quantres": quant.quantres, "dtype": quant.dtype, "quantmin": quant.quantmin,
+                  "quantmax": quant.quantmax},
+        "inputs": [{"name": n, **_tensor_json(t)} for n, t in zip(graph.params, inputs)],
+        "hoisted": [_tensor_json(t) for t in lowered.hoisted],
+        "outputs": [{"name": n, **_tensor_json(local[n])} for n, _ in graph.outputs],
+        "ir": {"bytes": len(ir_bytes), "sha256": hashlib.sha256(ir_bytes).hexdigest(),
+               "instructions": len(lowered.module.instrs)},
+        "files": {n: {"bytes": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+                  for n, d in files.items()},
+    }
+    return (json.dumps(doc, indent=2) + "\n").encode("ascii")
+
+
+if __name__ == "__main__":
+    console_main()

@@ -1,0 +1,81 @@
+"""One calc::ml:: definition on the scheduler (D10, R13): per configuration a local init, a
+chain of round jobs (configuration i on alias i mod N when routed), then one local
+epilogue `NAME` for all configurations. Tier B is one local fit."""
+from ..diagnostics import Diagnostic
+from ..lang import ast
+from ..ml.algorithms import is_tier_a, module_for
+from ..ml.base import MlRefusal
+from ..ml.chain import round_name
+from ..ml.chunking import round_spans, steps_per_round
+from ..ml.train import bind_returns, fit_tier_b
+from ..tensor import Tensor
+from .jobs import Job
+
+
+class MlRun:
+    def __init__(self, d: ast.MLDef, configs: list[dict], inputs: dict[str, Tensor], q: int,
+                 aliases: tuple[str, ...], level: int, position: int, submit, finish):
+        self.d, self.configs, self.inputs, self.q = d, configs, inputs, q
+        self.aliases, self.level, self.position = aliases, level, position
+        self.submit, self.finish = submit, finish
+        self.module = module_for(d.algo)
+        self.failed = False
+
+    def _refused(self, reason: str) -> Diagnostic:
+        return Diagnostic("E028", f"ml definition '{self.d.name}' ({self.d.algo}): {reason}",
+                          self.d.pos)
+
+    def start(self) -> None:
+        args = [self.inputs[p.name] for p in self.d.params]
+        x, y = args[0], (args[1] if len(args) > 1 else None)
+        try:
+            if not is_tier_a(self.d.algo):
+                results = [(fit_tier_b(self.module, x, y, c, self.q), None) for c in self.configs]
+                return self.finish(bind_returns(self.d, results), None)
+            self.starts = [self.module.init(x, y, c, self.q) for c in self.configs]
+            self.spans = [round_spans(s.steps, steps_per_round(
+                self.module, round_name(self.d.name, i, 0), s, c, self.q))
+                for i, (s, c) in enumerate(zip(self.starts, self.configs))]
+        except MlRefusal as r:
+            return self.finish(None, self._refused(r.reason))
+        self.states = [dict(s.state) for s in self.starts]
+        self.extras: list[list] = [[] for _ in self.configs]
+        self.left = len(self.configs)
+        for i in range(len(self.configs)):
+            self._submit_round(i, 0)
+
+    def _target(self, i: int) -> str | None:
+        return self.aliases[i % len(self.aliases)] if self.aliases else None
+
+    def _submit_round(self, i: int, r: int) -> None:
+        first, count = self.spans[i][r]
+        name = round_name(self.d.name, i, r)
+        graph = self.module.round_graph(name, first, count, self.starts[i], self.configs[i],
+                                        self.q)
+        self.submit(Job(key=(self.level + r + 1, self.position, i, r), name=name, graph=graph,
+                        inputs={**self.starts[i].constants, **self.states[i]},
+                        target=self._target(i), round_flow=True,
+                        done=lambda out, err: self._round_done(i, r, graph, out, err)))
+
+    def _round_done(self, i: int, r: int, graph, outputs, error) -> None:
+        if self.failed:
+            return
+        if error is not None:
+            self.failed = True
+            return self.finish(None, error)
+        self.states[i] = {k: outputs[k] for k in self.starts[i].state}
+        self.extras[i].extend(outputs[n] for n, _ in graph.outputs
+                              if n not in self.starts[i].state)
+        if r + 1 < len(self.spans[i]):
+            return self._submit_round(i, r + 1)
+        self.left -= 1
+        if self.left == 0:
+            self._epilogue()
+
+    def _epilogue(self) -> None:
+        try:
+            results = [self.module.epilogue(s, st, ex, c, self.q) for s, st, ex, c in
+                       zip(self.starts, self.states, self.extras, self.configs)]
+        except MlRefusal as r:
+            return self.finish(None, self._refused(r.reason))
+        self.finish(bind_returns(self.d, results), None)

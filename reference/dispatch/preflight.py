@@ -1,0 +1,35 @@
+"""Pre-flight (spec/wire.md §3.7, R17): checks against the worker's advertised status before
+a job is sent. A failure sends nothing."""
+from bark_vm.wire.constants import PROTO
+from bark_vm.wire.status import Status
+
+
+class PreflightFailure(Exception):
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def preflight(alias: str, status: Status, mnemonics: list[str], request_size: int,
+              values: int, round_flow: bool) -> None:
+    """proto, ops coverage, payload cap and register budget, in that order."""
+    if status.proto != PROTO:
+        raise PreflightFailure(f"pre-flight failed (PROTO_VERSION): device '{alias}' speaks "
+                               f"proto {status.proto}, this controller requires proto "
+                               f"{PROTO}; not sending the job")
+    missing = [m for m in mnemonics if m not in status.ops]
+    if missing:
+        raise PreflightFailure(f"pre-flight failed (UNSUPPORTED_OP): device '{alias}' does not "
+                               f"support: {', '.join(missing)}; not sending the job")
+    cap = status.max_payload
+    if request_size > cap:
+        raise PreflightFailure(f"pre-flight failed (TOO_LARGE): the request is {request_size} "
+                               f"bytes, device '{alias}' accepts at most {cap}; not sending "
+                               "the job")
+    slots = status.rf_slots
+    if values > slots:
+        advice = (f"; set budget: {slots} (or less) on the calc::ml:: definition" if round_flow
+                  else "; split the flow or reduce intermediates")
+        raise PreflightFailure(f"pre-flight failed: the flow compiles to {values} values, but "
+                               f"device '{alias}' has {slots} register slots (ABI "
+                               f"v{status.ir} RF_SLOTS){advice}")

@@ -1,0 +1,81 @@
+"""Where each planned definition runs (wire.md §5.2 steps 4-5, R16, R29): a user flow on
+its one `@device` alias or locally; an ML definition's round flows on its aliases
+(configuration i on alias i mod N). Every refusal happens here, before anything runs."""
+from ..diagnostics import Diagnostic, MnError
+from ..graph.model import FlowGraph
+from ..lang import ast
+from ..lang.names import suggest
+from ..ml.algorithms import is_tier_a
+from ..ops.registry import BY_NAME
+from ..wire.lower import LoweringError, lower
+from .devices import VM_ALIAS, DeviceSpec, device_specs, refuse_remote
+from .plan import Plan, definitions, statements
+from .scheduler import Routing
+
+TWO_ALIASES = ("flow '{flow}' names {n} @device aliases; a flow runs on one worker - use one "
+               "alias, or a calc::ml:: sweep to fan a hyperparameter list across workers")
+
+
+def _refuse(msg: str, code: str = "EPLAN") -> MnError:
+    return MnError(Diagnostic(code, msg))
+
+
+def resolve_routing(program: ast.Program, plan: Plan, graphs: dict[str, FlowGraph],
+                    ml: dict, require_vm: bool) -> Routing:
+    specs = device_specs(program)
+    routing = Routing(devices=dict(specs))
+    if require_vm:
+        routing.devices[VM_ALIAS] = DeviceSpec(VM_ALIAS, "vm", {})
+    defs = definitions(program)
+    for name in plan.order:
+        d = defs[name]
+        aliases = [r.alias for r in d.devices]
+        for alias in aliases:
+            if alias not in specs:
+                raise _refuse(f"flow '{name}': @device({alias}) names no device:: block"
+                              + suggest(alias, specs))
+            refuse_remote(specs[alias], f"flow '{name}'")
+        if isinstance(d, ast.MLDef):
+            routing.ml[name] = _ml_route(d, ml[name][1], aliases, require_vm)
+        else:
+            _misplaced_device(d)
+            if len(aliases) > 1:
+                raise _refuse(TWO_ALIASES.format(flow=name, n=len(aliases)))
+            alias = aliases[0] if aliases else (VM_ALIAS if require_vm else None)
+            if alias:
+                _check_routable(graphs[name], require_vm and not aliases)
+            routing.flows[name] = alias
+    return routing
+
+
+def _ml_route(d: ast.MLDef, configs: list, aliases: list[str], require_vm: bool) -> tuple:
+    if not is_tier_a(d.algo):
+        return ()  # Tier B is coordinator-only (its @device is E027 already)
+    if len(aliases) > 1 and len(configs) == 1:
+        raise _refuse(f"ml definition '{d.name}' names {len(aliases)} @device aliases but "
+                      "trains one configuration; several aliases need a sweep (a list-valued "
+                      "hyperparameter)")
+    return tuple(aliases) or ((VM_ALIAS,) if require_vm else ())
+
+
+def _misplaced_device(flow: ast.FlowDef) -> None:
+    misplaced = [d for d in flow.decorators if d.name == "device"]
+    misplaced += [d for item in flow.body for s in statements(item) for d in s.decorators
+                  if d.name == "device"]
+    if misplaced:
+        raise _refuse(f"flow '{flow.name}': @device at line {misplaced[0].pos.line} routes "
+                      "nothing; write @device(alias) between the flow's ')' and '{'")
+
+
+def _check_routable(graph: FlowGraph, for_require_vm: bool) -> None:
+    """Compile-time refusals of a routed flow (globals, ops with no opcode, the caps)."""
+    if for_require_vm:
+        local = sorted({n.op for n in graph.nodes if n.kind == "op"
+                        and not BY_NAME[n.op].wire})
+        if local:
+            raise _refuse(f"--require-vm: flow '{graph.flow}' uses ops with no binary-IR "
+                          f"opcode ({', '.join(local)}); it cannot run on the Bark VM")
+    try:
+        lower(graph, 2)
+    except LoweringError as e:
+        raise _refuse(str(e), "ELIMIT" if getattr(e, "limit", False) else "EPLAN") from None

@@ -1,0 +1,100 @@
+"""One routed job's bytes: the MNPK request a coordinator sends and the MNRS it gets back
+(spec/wire.md §2.1-2.3, wire-golden §1.6, DESIGN D5, R5, R14).
+
+`encode_job` sends the flow's params in declaration order, then the hoisted constants, each
+rank-0 value as `[1]`, all in the envelope dtype (int8 values that do not fit are refused
+naming the value and the quant range). `decode_result` checks the MNRS as wire.md §2.2 says
+and turns `[1]` back into rank-0 where the local graph's output is rank-0. Errors: JobError.
+"""
+from bark_vm.wire.constants import WorkerError
+from bark_vm.wire.envelope import (
+    DTYPE_NAME, DTYPE_RANGE, QuantBlock, decode_result as decode_mnrs, encode_request,
+    quant_block,
+)
+
+from ..tensor import Tensor, shape_text
+from .lower import Lowered
+from .shapes import rank0_outputs
+
+
+class JobError(Exception):
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def job_quant(quant) -> QuantBlock:
+    """The MNPK quant block of a script's Quant (quantres, quantmin, quantmax)."""
+    try:
+        return quant_block(quant.quantres, quant.quantmin, quant.quantmax)
+    except ValueError as e:
+        raise JobError(str(e)) from None
+
+
+def _entry(flow: str, what: str, t: Tensor, q: QuantBlock) -> tuple[tuple[int, ...], tuple]:
+    shape = t.shape or (1,)
+    if len(shape) > 4:
+        raise JobError(f"flow '{flow}': {what} has rank {len(shape)}; a tensor travels with "
+                       "rank 1..4")
+    lo, hi = DTYPE_RANGE[q.dtype]
+    for v in t.data:
+        if not lo <= v <= hi:
+            if q.dtype == 1:
+                raise JobError(f"flow '{flow}': {what} holds {v}, which does not fit the int8 "
+                               f"envelope of quant range {q.quantmin}..{q.quantmax} "
+                               f"(quantres {q.quantres})")
+            raise JobError(f"flow '{flow}': {what} holds {v}, which does not fit "
+                           f"{DTYPE_NAME[q.dtype]}")
+    return shape, tuple(t.data)
+
+
+def encode_job(lowered: Lowered, inputs: list[Tensor], quant) -> bytes:
+    """The MNPK for one run of a lowered flow; `inputs` are its params in declaration order."""
+    g = lowered.graph
+    if len(inputs) != len(g.params):
+        raise JobError(f"flow '{g.flow}' takes {len(g.params)} parameters, got {len(inputs)}")
+    q = job_quant(quant)
+    entries = [_entry(g.flow, f"parameter '{name}'", t, q) for name, t in zip(g.params, inputs)]
+    entries += [_entry(g.flow, f"constant {_literal(t)}", t, q) for t in lowered.hoisted]
+    return encode_request(q, lowered.ir, entries)
+
+
+def _literal(t: Tensor) -> str:
+    if not t.shape:
+        return str(t.data[0])
+    return f"{shape_text(t.shape)} literal"
+
+
+def decode_result(raw: bytes, lowered: Lowered, output_names, *, inputs: list[Tensor],
+                  quant=None) -> dict[str, Tensor]:
+    """The outputs of an MNRS, by name in return order. `inputs` are the params the job was
+    sent with (their ranks decide which outputs are rank-0 locally, R5); with `quant`, every
+    entry must carry the request's dtype ([W13])."""
+    g = lowered.graph
+    names = list(output_names)
+    dtype = job_quant(quant).dtype if quant is not None else None
+    try:
+        result = decode_mnrs(raw, dtype, dense=False)
+    except WorkerError as e:
+        raise JobError(f"flow '{g.flow}': malformed MNRS response: {e.detail}") from None
+    if result.status != 0:
+        raise JobError(f"flow '{g.flow}': the worker reported status {result.status} "
+                       "(nonzero = execution error)")
+    if len(result.entries) != len(names):
+        raise JobError(f"flow '{g.flow}': the worker returned {len(result.entries)} output "
+                       f"tensor(s), expected {len(names)}")
+    if result.indexes != tuple(range(len(names))):
+        raise JobError(f"flow '{g.flow}': the worker's output table is out of order "
+                       f"(indexes {list(result.indexes)})")
+    rank0 = rank0_outputs(g, dict(zip(g.params, inputs)))
+    out = {}
+    for name, (shape, data), r0 in zip(names, result.entries, rank0):
+        out[name] = Tensor((), data) if r0 and shape == (1,) else Tensor(shape, data)
+    return out
+
+
+def result_entries(lowered: Lowered, values: dict[str, Tensor]) -> list[tuple]:
+    """The MNRS entries of local results (mnpk-gen's expected `.mnrs`): output-table order,
+    rank-0 as `[1]`."""
+    g = lowered.graph
+    return [((values[name].shape or (1,)), tuple(values[name].data)) for name, _ in g.outputs]
