@@ -157,15 +157,6 @@ def test_unwritable_output_is_eio_and_the_block_still_prints(maned_run):
     assert err.startswith("error: out::r: cannot write 'no/such/dir/r.csv'")
 
 
-def test_routed_flow_is_refused_until_routing_exists(maned_run):
-    source = '{H0}\nin::a = 1;\ndevice::rex { host = "local"; }\n' \
-             'calc::lambda_flow f(a) @device(rex) {\n    a a add r =\n} return r;\n'
-    code, out, err = maned_run(source=source)
-    assert (code, out) == (1, "")
-    assert err.endswith("routing to device 'rex' is not available in this build yet; "
-                        "remove @device to run it locally [EPLAN]\n")
-
-
 def test_script_that_is_not_utf8_is_eparse_at_the_byte(maned_run, workdir):
     (workdir / "bin.mnd").write_bytes(b"mnd::quantmax=1;\nmnd::q\xffantmin=-1;\n")
     code, out, err = maned_run("bin.mnd")

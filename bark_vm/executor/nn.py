@@ -108,7 +108,7 @@ def layernorm(q, x):
     c = I64(n) * lines - lines.sum(axis=1, keepdims=True, dtype=I64)   # |c| ≤ N·2^32
     cmax = int(np.abs(c).max())
     k = m * n * 2 ** 10
-    if cmax * cmax * n < 2 ** 62 and cmax * k < 2 ** 60:
+    if k < 2 ** 60 and cmax * cmax * n < 2 ** 62 and cmax * k < 2 ** 60 and n < 2 ** 20:
         ss = (c * c).sum(axis=1, dtype=I64)                  # < 2^62: exact in int64
         r = np.array([math.isqrt((n * int(v)) << 20) for v in ss], dtype=I64)  # < 2^52
         num = c * I64(k)

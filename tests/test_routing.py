@@ -1,0 +1,225 @@
+"""Routing to Bark VMs (issue: Bark VM and routing): routed results equal local ones, --verify,
+--require-vm, refusals, the trace, two VMs overlapping, a VM killed mid-run."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, expand
+
+FAKES = Path(__file__).parent / "fakes"
+VMS = 'device::vm1 { host = "local"; }\ndevice::vm2 { host = "local"; }\n'
+PASS = "verify: PASS (compared local interpreter vs routed targets)"
+
+
+def test_routed_flow_prints_the_local_block_and_verifies(maned_run):
+    source = "{H0}\nin::a = [[1,2],[3,4]];\nin::b = [[5,6],[7,8]];\n" + VMS + (
+        "calc::lambda_flow multiply(a, b) @device(vm1) {\n    a b matmul result =\n"
+        "} return result;\n")
+    code, out, err = maned_run("--verify", source=source)
+    assert (code, err) == (0, "")
+    assert out == f"flow 'multiply' outputs:\nresult : [2x2] = [19, 22, 43, 50]\n{PASS}\n"
+
+
+def test_rank0_results_come_back_as_scalars(maned_run):
+    """R5: TV-01 routed: rank-0 travels as [1] and prints as scalar again."""
+    source = "{H0}\nin::a = 2;\nin::b = 3;\nin::c = 4;\n" + VMS + (
+        "calc::lambda_flow arithmetic(a, b, c) @device(vm2) {\n"
+        "    a b add c mul sum_then_scale =\n    b c mul a add scale_then_sum =\n"
+        "} return sum_then_scale, scale_then_sum;\n")
+    code, out, err = maned_run("--verify", source=source)
+    assert (code, err) == (0, "")
+    assert out == ("flow 'arithmetic' outputs:\nsum_then_scale : scalar = 20\n"
+                   f"scale_then_sum : scalar = 14\n{PASS}\n")
+
+
+def test_a_routed_result_feeds_a_local_flow(maned_run):
+    source = "{H0}\nin::a = [[1,2],[3,4]];\nin::b = [[5,6],[7,8]];\n" + VMS + (
+        "calc::lambda_flow offload(a, b) @device(vm1) {\n    a b matmul remote_matrix =\n"
+        "} return remote_matrix;\n"
+        "calc::lambda_flow postprocess(remote_matrix) {\n    remote_matrix tensor_sum total =\n"
+        "} return total;\n")
+    code, out, err = maned_run("--verify", source=source)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[2:] == ["flow 'postprocess' outputs:", "total : [1] = [134]", PASS]
+
+
+def _routed(example: str, aliases: str, sweep: tuple[str, str] | None = None) -> str:
+    """An example ML script with @device on its definition (and, optionally, a sweep)."""
+    text = (EXAMPLES / example).read_text()
+    head, _, rest = text.partition("calc::ml::")
+    algo_line, _, body = rest.partition("{")
+    if sweep:
+        key, values = sweep
+        body = "\n".join(ln for ln in body.split("\n") if not ln.strip().startswith(key + ":"))
+        body = f"\n    {key}: {values}," + body
+        end = body.index("} return")
+        tail = body[end:]
+        body = body[:end] + "} return m0, s0, m1, s1;" + tail[tail.index(";") + 1:]
+        body = body.replace("model, X", "m0, X").replace("model O", "m0 O").replace(
+            "model X", "m0 X").replace("model probe", "m0 probe").replace("(model,", "(m0,")
+    return head + VMS + "calc::ml::" + algo_line.rstrip() + f" @device({aliases}) {{" + body
+
+
+TIER_A = [("linear_regression.mnd", ("lr", "[2, 5]")),
+          ("logistic_regression.mnd", ("lr", "[5, 10]")),
+          ("svm.mnd", ("l2", "[5, 10]")),
+          ("xgboost.mnd", ("eta", "[20, 30]")),
+          ("hmm.mnd", ("iters", "[2, 3]"))]
+
+
+@pytest.mark.parametrize("example, sweep", TIER_A, ids=[e for e, _ in TIER_A])
+def test_tier_a_routed_to_one_vm_matches_the_local_run(maned_run, example, sweep):
+    local = maned_run(example)
+    code, out, err = maned_run("--verify", source=_routed(example, "vm1"))
+    assert (code, err) == (0, "")
+    assert out == local[1] + PASS + "\n"
+
+
+@pytest.mark.parametrize("example, sweep", TIER_A, ids=[e for e, _ in TIER_A])
+def test_tier_a_two_value_sweeps_on_two_vms_verify(maned_run, workdir, example, sweep):
+    source = _routed(example, "vm1, vm2", sweep)
+    code, out, err = maned_run("--verify", "--trace", "t.jsonl", source=source)
+    assert (code, err) == (0, "")
+    assert out.endswith(PASS + "\n") and "m0 : " in out and "m1 : " in out
+    starts = [json.loads(ln) for ln in (workdir / "t.jsonl").read_text().splitlines()
+              if '"start"' in ln]
+    assert {(r["flow"].split("#")[1], r["target"]) for r in starts
+            if "#" in r["flow"]} == {("c0", "vm1"), ("c1", "vm2")}
+
+
+@pytest.mark.parametrize("source, line", [
+    ("in::a = 1;\n" + VMS + "calc::lambda_flow f(a) @device(bob) {\n    a a add r =\n"
+     "} return r;\n", "error: flow 'f': @device(bob) names no device:: block [EPLAN]"),
+    ("in::a = 1;\nin::g = 2;\n" + VMS + "calc::lambda_flow f(a) @device(vm1) {\n"
+     "    a g add r =\n} return r;\n", "error: flow 'f' reads in::g; a routed flow receives "
+     "only its parameters - make it a parameter [EPLAN]"),
+    ("in::a = -1;\n" + VMS + "calc::lambda_flow f(a) @device(vm1) {\n    a abs r =\n"
+     "} return r;\n", "error: flow 'f': op 'abs' has no binary-IR opcode; it cannot be "
+     "routed [EPLAN]"),
+    ("in::X = [[1,2]];\nin::y = [[1]];\n" + VMS + "calc::ml::linear_regression fit(X, y) "
+     "@device(vm1, vm2) { features: 2 } return m;\n", "error: ml definition 'fit' names 2 "
+     "@device aliases but trains one configuration; several aliases need a sweep (a "
+     "list-valued hyperparameter) [EPLAN]"),
+])
+def test_routing_refusals_happen_before_anything_runs(maned_run, source, line):
+    code, out, err = maned_run(source="{H0}\n" + source)
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [line]
+
+
+def test_trap_overflow_is_local_only(maned_run):
+    source = "{H0}\nin::a = 1;\n" + VMS + (
+        "calc::lambda_flow f(a) @device(vm1) {\n    a a add r =\n} return r;\n")
+    code, out, err = maned_run("--trap-overflow", source=source)
+    assert (code, out) == (2, "") and err.endswith("[EUSAGE]\n")
+
+
+def test_require_vm_sends_unrouted_flows_to_the_vm(maned_run, workdir):
+    code, out, err = maned_run("birds.mnd", "--require-vm", "--verify", "--trace", "t.jsonl")
+    assert (code, err) == (0, "")
+    assert out.endswith(PASS + "\n")
+    targets = {json.loads(ln)["target"] for ln in (workdir / "t.jsonl").read_text().splitlines()
+               if '"start"' in ln}
+    assert targets == {"vm"}
+
+
+def test_require_vm_refuses_a_flow_with_local_only_ops(maned_run):
+    code, out, err = maned_run("solve.mnd", "--require-vm")
+    assert (code, out) == (1, "")
+    assert err == ("error: --require-vm: flow 'solve' uses ops with no binary-IR opcode "
+                   "(adjugate, determinant); it cannot run on the Bark VM [EPLAN]\n")
+
+
+def test_nothing_routed_says_skipped(maned_run):
+    code, out, _ = maned_run("layer.mnd", "--verify")
+    assert code == 0 and out.endswith("verify: SKIPPED (no flow was routed)\n")
+
+
+def test_a_worker_that_disagrees_fails_verify(maned_run, workdir):
+    launcher = workdir / "skewed-vm"
+    launcher.write_text(f"#!{sys.executable}\nimport runpy, sys\nsys.path.insert(0, "
+                        f"{str(FAKES)!r})\nrunpy.run_path({str(FAKES / 'skewed_vm.py')!r}, "
+                        "run_name='__main__')\n")
+    launcher.chmod(0o755)
+    source = "{H0}\nin::a = [[1,2],[3,4]];\n" + (
+        f'device::bad {{ host = "local"; vm = "{launcher}"; }}\n'
+        "calc::lambda_flow sq(a) @device(bad) {\n    a a matmul r =\n} return r;\n")
+    code, out, err = maned_run("--verify", source=source)
+    assert code == 1
+    assert out.splitlines() == ["flow 'sq' outputs:", "r : [2x2] = [8, 10, 15, 22]",
+                                "verify: MISMATCH in flow 'sq': output 'r' differs at slot 0: "
+                                "local 7 vs routed 8"]
+
+
+def test_threads_use_a_process_pool_and_change_nothing(maned_run):
+    one = maned_run("choose.mnd", "--threads", "1")
+    assert maned_run("choose.mnd", "--threads", "3") == one and one[0] == 0
+
+
+def test_progress_lines_go_to_stderr(maned_run):
+    code, out, err = maned_run("layer.mnd", "--progress")
+    assert code == 0 and out.startswith("flow 'layer' outputs:")
+    assert err == "progress: 1 done: layer on local ok\n"
+
+
+LONG = expand(open(EXAMPLES / "sweep.mnd").read()).replace("iters: 400,", "iters: 4000,") \
+    .replace("features: 2", "features: 2, budget: 64")
+
+
+def _start_maned_run(workdir, trace):
+    script = workdir / "long.mnd"
+    script.write_text(LONG)
+    return subprocess.Popen([sys.executable, "-c", "from maned.cli.run import console_main; "
+                             "console_main()", str(script), "--trace", str(trace)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _records(trace: Path) -> list[dict]:
+    if not trace.exists():
+        return []
+    return [json.loads(ln) for ln in trace.read_text().splitlines() if ln.endswith("}")]
+
+
+def test_two_vm_aliases_really_overlap(workdir):
+    """DESIGN §6's sweep with budget 64 and iters 4000: many rounds per configuration; the
+    trace shows rounds of two configurations on two VMs in flight at the same time."""
+    trace = workdir / "t.jsonl"
+    proc = _start_maned_run(workdir, trace)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    recs = _records(trace)
+    spans = {}
+    for r in recs:
+        spans.setdefault(r["flow"], {})[r["event"]] = r
+    rounds = [(s["start"]["time"], s["end"]["time"], s["start"]["target"], f.split("#")[1])
+              for f, s in spans.items() if "#r" in f]
+    assert len({c for *_, c in rounds}) == 3 and len(rounds) > 100
+    overlapping = sum(1 for a in rounds for b in rounds
+                      if a[2] != b[2] and a[0] < b[1] and b[0] < a[1])
+    assert overlapping > 0
+
+
+def test_a_vm_killed_mid_run_fails_its_round_and_prints_nothing_false(workdir):
+    trace = workdir / "t.jsonl"
+    proc = _start_maned_run(workdir, trace)
+    victim, deadline = None, time.monotonic() + 120
+    while victim is None and time.monotonic() < deadline:
+        starts = [r for r in _records(trace) if r["event"] == "start" and r["target"] == "vm2"]
+        if len(starts) > 5:
+            victim = starts[-1]["pid"]
+        time.sleep(0.05)
+    assert victim, "no vm2 round started"
+    os.kill(victim, signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1
+    assert "flow 'fit' outputs:" not in out and " : [" not in out
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: flow 'fit#c1#r")
+    assert lines[0].endswith(f"device 'vm2' (Bark VM, pid {victim}) was killed by signal 9 "
+                             "[ERUN]")
