@@ -1,5 +1,6 @@
-"""Train a Tier A configuration on the local interpreter, round by round, the way the
-scheduler runs the expanded flows: init, the chain of round flows, the epilogue."""
+"""Train one Tier A configuration on the local interpreter, round by round, in the order the
+scheduler's MlRun runs the expanded flows (init, the chain of rounds, the epilogue): the
+direct path that tests and tools use without a plan."""
 from ..interp.evaluate import FlowFailure, evaluate
 from ..ops.registry import OpContext
 from ..tensor import Tensor
