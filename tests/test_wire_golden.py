@@ -11,9 +11,7 @@ import io
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
@@ -345,21 +343,7 @@ def _command(script: str, module: str) -> list[str]:
     return [exe] if exe else [sys.executable, "-m", module]
 
 
-def _wait_for_executor(timeout: float = 600.0) -> None:
-    """The executor is another helper's work: wait for it rather than skip."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            from bark_vm.executor import execute  # noqa: F401
-            return
-        except ImportError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(5)
-
-
 def run_vm(stdin: bytes, *args: str) -> subprocess.CompletedProcess:
-    _wait_for_executor()
     return subprocess.run(_command("bark-vm", "bark_vm.vm") + list(args), input=stdin,
                           capture_output=True, timeout=60)
 

@@ -4,8 +4,6 @@ floor square roots, the R4 broadcast rule and the two refusal kinds (DESIGN D1, 
 Every helper takes and returns arrays of an explicit dtype; constants are made with the
 array's own dtype, so numpy 1.24's value-based casting and numpy 2's NEP 50 agree.
 """
-import math
-
 import numpy as np
 
 from ..wire.constants import WorkerError
@@ -107,7 +105,3 @@ def check_axis(axis: int, rank: int, what: str, shape) -> int:
     if not 0 <= axis < rank:
         raise mismatch(f"{what}: axis {axis} is out of range for {dims(shape)}")
     return axis
-
-
-def isqrt_py(v: int) -> int:
-    return math.isqrt(v) if v > 0 else 0

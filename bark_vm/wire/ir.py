@@ -17,7 +17,7 @@ refuses a module it cannot encode with ValueError. The field accessors at the en
 from dataclasses import dataclass
 
 from .constants import (
-    ABSENT_DIM, IMM_BITS, INSTR_BYTES, IR_HEADER_BYTES, IR_MAGIC, MAX_DIM, MAX_LEVEL,
+    ABSENT_DIM, INSTR_BYTES, IR_HEADER_BYTES, IR_MAGIC, MAX_DIM, MAX_LEVEL,
     MAX_RANK, MAX_TENSORS, OUTPUT_ID_BYTES, RF_SLOTS, WorkerError,
 )
 from .opcodes import BY_NUMBER
@@ -284,7 +284,7 @@ def _zero(where: str, what: str, *values: int) -> None:
 
 def _check_fields(i: Instr, v: int, where: str) -> None:
     """[W7] every unused field 0; [W11] immediates in range."""
-    op, (s0, s1, s2, s3), imm = i.opcode, i.srcs, i.imm
+    op, (_, s1, s2, s3), imm = i.opcode, i.srcs, i.imm
     if op == PARAM:
         _zero(where, "src/imm/level", *i.srcs, imm, i.level)
     elif op == CONST:
