@@ -25,6 +25,16 @@ DEFAULT_MAX_PAYLOAD = 33554432
 DEFAULT_PORT = 4780
 SYNC_LIMIT = 64 * 1024  # requests at or above go async (CDP)
 
+# CDP over HTTP (spec/wire.md §3, DESIGN D6, R18-R21, R43).
+PROTO_HEADER, TOKEN_HEADER = "X-Maned-Proto", "X-Maned-Token"
+JSON_TYPE, MNPK_TYPE, MNRS_TYPE = ("application/json", "application/x-maned-mnpk",
+                                   "application/x-maned-mnrs")
+JOB_CAPACITY = 4  # async job slots of bark-worker
+RESULT_TTL_S = 300  # a finished job's slot and result expire this long after it ends
+TOKEN_TABLE_SIZE = 16  # tokens held by a worker (LRU)
+LOCKOUT_FAILURES = 3  # consecutive bad logins that lock a user name
+DEFAULT_LOCKOUT_S = 60
+
 # Frames of the bark-vm stdio channel (4-byte type, u32 LE length, payload).
 FRAME_HELO, FRAME_MNPK, FRAME_MNRS, FRAME_ERRJ = b"HELO", b"MNPK", b"MNRS", b"ERRJ"
 

@@ -6,11 +6,13 @@ from ..check import build_statement, check
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import run_line, sort_diagnostics
+from ..dispatch.fleet import Fleet
 from ..dispatch.plan import make_plan
 from ..dispatch.routing import resolve_routing
 from ..dispatch.scheduler import Routing, Scheduler
 from ..dispatch.trace import Trace
 from ..dispatch.verify import compare
+from ..dispatch.vm import DeviceFailure
 from ..interp.evaluate import FlowFailure, evaluate
 from ..io.files import read_script
 from ..io.inputs import load_inputs, parse_overrides
@@ -63,7 +65,6 @@ def _run(argv: list[str], o: _Out) -> None:
     if not checked.ok:  # warnings are lint-only (R3)
         raise MnError(*sort_diagnostics(d for d in checked.diagnostics if d.is_error))
     program = checked.program
-    _refuse_unbuilt(program)
     plan = make_plan(program, opts.flow)
     routing = resolve_routing(program, plan, checked.graphs, checked.ml, opts.require_vm)
     if opts.trap_overflow and routing.any:
@@ -81,12 +82,18 @@ def _run(argv: list[str], o: _Out) -> None:
     printed = _top_level(program, loaded.values, ctx, opts.trap_overflow)
     progress = opts.progress if opts.progress is not None else o.err.isatty()
     trace = _open_trace(opts.trace, o.err if progress else None)
+    fleet = Fleet(routing.devices)
     try:
+        status_lines = _status_blocks(program, fleet)
         result = Scheduler(program, plan, checked.graphs, checked.ml, loaded.values, routing,
-                           trap=opts.trap_overflow, threads=opts.threads, trace=trace).run()
+                           trap=opts.trap_overflow, threads=opts.threads, trace=trace,
+                           fleet=fleet).run()
     finally:
         trace.close()
+        fleet.close()
     o.error(*result.errors)
+    for line in status_lines:
+        o.line(line)
     for line in printed:
         o.line(line)
     for name in plan.printed:
@@ -101,6 +108,20 @@ def _run(argv: list[str], o: _Out) -> None:
         o.line(line)
     if opts.verify and not result.errors and not errors:
         _verify(program, plan, checked, loaded.values, routing, opts, result, o)
+
+
+def _status_blocks(program: ast.Program, fleet: Fleet) -> list[str]:
+    """`status::A;` blocks (R23, R44), from the same one probe the plan's jobs use."""
+    lines = []
+    for item in program.of(ast.StatusDecl):
+        if item.alias not in fleet.specs:
+            raise MnError(Diagnostic("EPLAN", f"status::{item.alias}: no device::{item.alias} "
+                                     "block" + suggest(item.alias, fleet.specs)))
+        try:
+            lines += fleet.status_block(item.alias)
+        except DeviceFailure as e:
+            raise MnError(Diagnostic("ERUN", f"status::{item.alias}: {e.message}")) from None
+    return lines
 
 
 def _open_trace(path: str | None, progress_stream) -> Trace:
@@ -121,15 +142,6 @@ def _verify(program, plan, checked, values, routing, opts, routed, o: _Out) -> N
         o.line(line)
     if lines[0].startswith("verify: MISMATCH"):
         o.codes.append("ERUN")
-
-
-def _refuse_unbuilt(program: ast.Program) -> None:
-    """Parts of the language that later work brings: refused with a coded line, never faked."""
-    diags = [Diagnostic("EPLAN", f"status::{s.alias}: worker status needs the network worker "
-                        "client, which this build does not have yet")
-             for s in program.of(ast.StatusDecl)]
-    if diags:
-        raise MnError(*diags)
 
 
 def _check_input_names(program: ast.Program, overrides: dict) -> None:

@@ -12,11 +12,12 @@ from ..wire.lower import LoweringError, lower
 from .jobs import Job
 from .preflight import PreflightFailure, preflight
 from .trace import Trace
-from .vm import DeviceFailure, VmDevice
+from .vm import DeviceFailure
 
 
 class DeviceQueue:
-    def __init__(self, device: VmDevice, quant: Quant, trace: Trace, report):
+    def __init__(self, device, quant: Quant, trace: Trace, report):
+        """device: a VmDevice or CdpDevice (start, run, pid, alias)."""
         self.device, self.quant, self.trace, self.report = device, quant, trace, report
         self._heap: list[Job] = []
         self._cond = threading.Condition()
@@ -35,7 +36,6 @@ class DeviceQueue:
             self._closed = True
             self._cond.notify()
         self._thread.join()
-        self.device.close()
 
     def _loop(self) -> None:
         while True:

@@ -1,8 +1,13 @@
-"""The `device::` blocks of a script as worker specs (spec/language.md §2.6, wire.md §5.2).
-`host = "local"` is a Bark VM child; network workers arrive with the CDP client."""
+"""The `device::` blocks of a script as worker specs (spec/language.md §2.6, wire.md §5.2):
+`host = "local"` is a Bark VM child, anything else a network worker over CDP. Credentials
+written `env("NAME")` are read when the plan runs, never at parse time (D13, R22)."""
+import os
 from dataclasses import dataclass
 
+from bark_vm.wire.constants import DEFAULT_PORT
+
 from ..diagnostics import Diagnostic, MnError
+from ..diagnostics.printer import register_secret
 from ..lang import ast
 
 VM_ALIAS = "vm"  # the extra VM that --require-vm sends unrouted flows to (R16)
@@ -15,6 +20,15 @@ class DeviceSpec:
     fields: dict
 
 
+@dataclass(frozen=True)
+class Remote:
+    host: str
+    port: int
+    user: str | None
+    password: str | None
+    token: str | None
+
+
 def device_specs(program: ast.Program) -> dict[str, DeviceSpec]:
     """Every declared device by alias (the last block of an alias wins, like in::)."""
     specs = {}
@@ -25,10 +39,48 @@ def device_specs(program: ast.Program) -> dict[str, DeviceSpec]:
     return specs
 
 
-def refuse_remote(spec: DeviceSpec, who: str) -> None:
-    """Network workers are not in this build yet: say so instead of running elsewhere."""
-    if spec.kind == "remote":
-        raise MnError(Diagnostic(
-            "EPLAN", f"{who}: device '{spec.alias}' is a network worker; routing to network "
-                     "workers is not available in this build yet (use host = \"local\" for a "
-                     "Bark VM)"))
+def _plan_error(alias: str, why: str) -> MnError:
+    return MnError(Diagnostic("EPLAN", f"device '{alias}': {why}"))
+
+
+def _value(spec: DeviceSpec, key: str, environ) -> object:
+    """A field's value with env("NAME") resolved; an unset or empty variable is refused
+    naming it (R22). Every credential is registered with the printer to be masked."""
+    v = spec.fields.get(key)
+    if isinstance(v, ast.EnvRef):
+        got = environ.get(v.var, "")
+        if not got:
+            raise _plan_error(spec.alias, f"{key} = env(\"{v.var}\") but the environment "
+                              f"variable {v.var} is unset or empty")
+        v = got
+    if key in ("pass", "token") and isinstance(v, str):
+        register_secret(v)
+    return v
+
+
+def remote_of(spec: DeviceSpec, environ=None) -> Remote:
+    """Host, port and credentials of a network worker, checked before any connection."""
+    environ = os.environ if environ is None else environ
+    host, port = _value(spec, "host", environ), _value(spec, "port", environ)
+    if not isinstance(host, str) or not host:
+        raise _plan_error(spec.alias, "has no host field (or discover = true)")
+    if host.startswith("https://"):
+        raise _plan_error(spec.alias, "https:// is not supported: CDP is plaintext HTTP on a "
+                          "trusted network")
+    host = host.removeprefix("http://").rstrip("/")
+    if ":" in host:
+        host, _, text = host.rpartition(":")
+        if not text.isdigit():
+            raise _plan_error(spec.alias, f"bad port '{text}' in host")
+        port = port if port is not None else int(text)
+    port = DEFAULT_PORT if port is None else port
+    if isinstance(port, str) and port.isdigit():
+        port = int(port)
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+        raise _plan_error(spec.alias, f"bad port {port!r} (1..65535)")
+    user, password, token = (_value(spec, k, environ) for k in ("user", "pass", "token"))
+    if token and (user or password):
+        raise _plan_error(spec.alias, "give either user and pass or a token, not both")
+    if bool(user) != bool(password):
+        raise _plan_error(spec.alias, "user and pass go together")
+    return Remote(host, port, user or None, password or None, token or None)

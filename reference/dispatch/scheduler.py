@@ -16,11 +16,11 @@ from ..ops.registry import OpContext
 from ..tensor import Tensor
 from .device_queue import DeviceQueue
 from .devices import DeviceSpec
+from .fleet import Fleet
 from .jobs import Job
 from .ml_run import MlRun
 from .plan import Plan, definitions
 from .trace import Trace
-from .vm import VmDevice, vm_command
 
 
 @dataclass
@@ -54,10 +54,12 @@ def _evaluate_job(graph: FlowGraph, inputs, globals_, quantres: int, trap: bool)
 class Scheduler:
     def __init__(self, program: ast.Program, plan: Plan, graphs: dict[str, FlowGraph],
                  ml: dict, values: dict[str, Tensor], routing: Routing, *, trap: bool = False,
-                 threads: int = 1, trace: Trace | None = None):
+                 threads: int = 1, trace: Trace | None = None, fleet: Fleet | None = None):
         self.program, self.plan, self.graphs, self.ml = program, plan, graphs, ml
         self.values, self.routing, self.trap, self.threads = values, routing, trap, threads
         self.trace = trace or Trace(None)
+        self._owns_fleet = fleet is None
+        self.fleet = fleet or Fleet(routing.devices)
         self.defs = definitions(program)
         self.position = {name: i for i, name in enumerate(self.defs)}
         self.level: dict[str, int] = {}
@@ -88,6 +90,8 @@ class Scheduler:
         finally:
             for q in self._queues.values():
                 q.close()
+            if self._owns_fleet:
+                self.fleet.close()
             if self._pool:
                 self._pool.shutdown()
         self.result.errors = [d for _, _, d in sorted(self._errors, key=lambda e: e[:2])]
@@ -102,9 +106,8 @@ class Scheduler:
 
     def _queue(self, alias: str) -> DeviceQueue:
         if alias not in self._queues:
-            spec = self.routing.devices[alias]
-            device = VmDevice(alias, vm_command(alias, spec.fields))
-            self._queues[alias] = DeviceQueue(device, self.program.quant, self.trace,
+            self._queues[alias] = DeviceQueue(self.fleet.device(alias), self.program.quant,
+                                              self.trace,
                                               lambda j, o, e: self._events.put((j, o, e)))
         return self._queues[alias]
 

@@ -1,0 +1,121 @@
+"""Bark workers in containers, through the docker SDK (DESIGN D8): build the image from the
+project's wheel, start a worker with its port published on 127.0.0.1 only, wait until
+`/api/status` answers, and always remove it afterwards."""
+import http.client
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+WORKER_PORT = 4780
+
+
+@dataclass
+class RunningWorker:
+    alias: str
+    host: str
+    port: int
+    handle: object  # a docker Container, or a subprocess.Popen for a plain process
+
+    @property
+    def kind(self) -> str:
+        return "process" if isinstance(self.handle, subprocess.Popen) else "container"
+
+
+def docker_client():
+    """A connected docker client, or None when there is no Docker here."""
+    try:
+        import docker
+        client = docker.from_env()
+        client.ping()
+        return client
+    except Exception:  # no SDK, no daemon, no socket: all mean "no Docker"
+        return None
+
+
+def build_image(client, project: Path, tag: str, base: str | None = None) -> str:
+    """Build the project's wheel and the worker image on `base` (a Debian base with
+    python3-numpy when given; the Dockerfile's default otherwise)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps",
+                        "-q", "-w", tmp, str(project)], check=True)
+        wheel = next(Path(tmp).glob("*.whl"))
+        context = Path(tmp) / "context"
+        context.mkdir()
+        shutil.copy(project / "Dockerfile", context / "Dockerfile")
+        shutil.copy(wheel, context / wheel.name)
+        args = {"WHEEL": wheel.name}
+        if base:
+            args.update(BASE=base, DEBIAN_NUMPY="1")
+        client.images.build(path=str(context), tag=tag, buildargs=args, rm=True)
+    return tag
+
+
+def _wait_ready(host: str, port: int, timeout: float, alive) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not alive():
+            raise RuntimeError("the worker exited before answering /api/status")
+        try:
+            conn = http.client.HTTPConnection(host, port, timeout=1)
+            conn.request("GET", "/api/status")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"the worker on {host}:{port} did not answer /api/status in {timeout} s")
+
+
+@contextmanager
+def worker_container(client, image: str, alias: str, user: str, password: str,
+                     extra_args: tuple[str, ...] = (), timeout: float = 60):
+    container = client.containers.run(
+        image, list(extra_args), detach=True,
+        environment={"BARK_ALIAS": alias, "BARK_USER": user, "BARK_PASS": password},
+        ports={f"{WORKER_PORT}/tcp": ("127.0.0.1", None)})
+    try:
+        container.reload()
+        port = int(container.ports[f"{WORKER_PORT}/tcp"][0]["HostPort"])
+
+        def alive():
+            container.reload()
+            return container.status in ("created", "running")
+        _wait_ready("127.0.0.1", port, timeout, alive)
+        yield RunningWorker(alias, "127.0.0.1", port, container)
+    finally:
+        container.remove(force=True)
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def worker_process(alias: str, user: str, password: str, extra_args: tuple[str, ...] = (),
+                   timeout: float = 30):
+    """The same worker as a plain `bark-worker` process on loopback (where Docker is absent)."""
+    port = free_port()
+    env = dict(os.environ, BARK_ALIAS=alias, BARK_USER=user, BARK_PASS=password)
+    proc = subprocess.Popen([sys.executable, "-m", "bark_vm.server", "serve", "--host",
+                             "127.0.0.1", "--port", str(port), *extra_args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_ready("127.0.0.1", port, timeout, lambda: proc.poll() is None)
+        yield RunningWorker(alias, "127.0.0.1", port, proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()

@@ -1,0 +1,248 @@
+"""bark-worker's endpoints (spec/wire.md §3.2-3.6, DESIGN D6, R18-R21, R43).
+
+`Worker.serve_connection(sock)` answers one accepted connection. The checks, first
+failure wins:
+
+  1. the HTTP head (BAD_ENVELOPE; a client that stalls is cut off without an answer);
+  2. the route: an unknown path, or a method the path does not take, is 404 NO_SUCH_JOB
+     (the only 404 code of CDP) with a detail naming the method and path;
+  3. `X-Maned-Proto: 1` on everything but GET /api/status (PROTO_VERSION);
+  4. `X-Maned-Token` on the job endpoints (AUTH_REQUIRED);
+  5. for a body-carrying POST: Content-Length present (BAD_ENVELOPE otherwise), not over
+     max_payload (TOO_LARGE) and, for mode=sync, under 64 KiB (TOO_LARGE_FOR_SYNC); an
+     async submit with every slot occupied is BUSY. All decided before the body is read;
+  6. the body, then the request pipeline of `bark_vm.worker`.
+
+A sync execute is checked (steps 2-6 of wire-golden §6.1) here, then its socket goes to
+the executor thread, which writes the MNRS or the error when the job has run. An async
+submit is answered 202 once its body is read; the executor runs the whole pipeline, so
+a bad envelope shows up as the job's error. Every answer is one write and closes the
+connection.
+"""
+import json
+import socket
+import threading
+import time
+
+from ..wire.constants import (
+    JOB_CAPACITY, MNRS_TYPE, PROTO, PROTO_HEADER, SYNC_LIMIT, TOKEN_HEADER, WorkerError,
+)
+from ..worker import WorkerConfig, check_request, execute_request
+from . import http
+from .auth import Authenticator
+from .jobs import JobTable
+from .runner import Runner
+
+AUTH_BODY_MAX = 4096
+HANDED_OFF = object()  # the executor thread answers this connection
+
+# path -> {method: (handler name, needs proto header, needs token)}
+ROUTES = {
+    "/api/status": {"GET": ("status", False, False)},
+    "/api/auth": {"POST": ("auth", True, False)},
+    "/api/execute": {"POST": ("execute", True, True)},
+    "/api/job": {"GET": ("job", True, True), "DELETE": ("cancel", True, True)},
+    "/api/result": {"GET": ("result", True, True)},
+}
+
+
+class Worker:
+    def __init__(self, config: WorkerConfig, auth: Authenticator, io_timeout: float = 5.0,
+                 log=None, clock=time.monotonic):
+        self.config, self.auth, self.io_timeout = config, auth, io_timeout
+        self.jobs = JobTable(capacity=config.capacity)
+        self._log_fn = log
+        self._clock = clock
+        self._started = clock()
+        self._lock = threading.Lock()
+        self.requests = self.jobs_sync = self.jobs_async = self.jobs_done = 0
+        self.runner = Runner(log=self.log)
+
+    def log(self, text: str) -> None:
+        if self._log_fn is not None:
+            self._log_fn(f"bark-worker[{self.config.alias}]: {text}")
+
+    def _count(self, **deltas) -> None:
+        with self._lock:
+            for name, d in deltas.items():
+                setattr(self, name, getattr(self, name) + d)
+
+    def status_json(self) -> bytes:
+        with self._lock:
+            counters = dict(requests=self.requests, jobs_sync=self.jobs_sync,
+                            jobs_async=self.jobs_async, jobs_done=self.jobs_done)
+        return self.config.status_json(uptime_s=int(self._clock() - self._started),
+                                       jobs_running=self.jobs.occupied(), **counters)
+
+    # --- one connection ---------------------------------------------------------------------
+    def serve_connection(self, sock: socket.socket) -> None:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = _Conn(sock)
+        try:
+            try:
+                conn.request, conn.rest = http.read_head(sock, self.io_timeout)
+                answer = self._dispatch(conn)
+            except WorkerError as e:
+                answer = http.error_response(e)
+                self._log_refusal(conn, e)
+            except http.Stalled as e:
+                self.log(f"connection cut off: {e}")
+                http.close(sock)
+                return
+            except Exception as e:  # never let one request take the listener down
+                self.log(f"internal error: {type(e).__name__}")
+                answer = http.error_response(WorkerError("EXEC_FAILED", "internal worker error"))
+        except BaseException:
+            http.close(sock)
+            raise
+        if answer is HANDED_OFF:
+            return
+        self._answer(sock, answer, drain=conn.unread_body())
+
+    def _answer(self, sock: socket.socket, data: bytes, drain: bool = False) -> None:
+        http.send(sock, data, self.io_timeout)
+        self._count(requests=1)  # counted once written, before the connection is closed
+        http.close(sock, drain=drain)
+
+    def _log_refusal(self, conn: "_Conn", e: WorkerError) -> None:
+        r = conn.request
+        where = f"{r.method} {r.path}" if r is not None else "request"
+        self.log(f"{where} -> {e.code}: {e.detail}")
+
+    def _dispatch(self, conn: "_Conn"):
+        r = conn.request
+        methods = ROUTES.get(r.path)
+        if methods is None:
+            raise WorkerError("NO_SUCH_JOB", f"no such endpoint: {r.method} {r.path}")
+        if r.method not in methods:
+            raise WorkerError("NO_SUCH_JOB", f"{r.path} does not take {r.method} "
+                              f"(it takes {', '.join(methods)})")
+        name, needs_proto, needs_token = methods[r.method]
+        if needs_proto and r.header(PROTO_HEADER) != str(PROTO):
+            got = r.header(PROTO_HEADER)
+            raise WorkerError("PROTO_VERSION", f"this worker speaks {PROTO_HEADER}: {PROTO}; "
+                              + ("the header is missing" if got is None
+                                 else f"got {got[:32]!r}"))
+        if needs_token:
+            self.auth.check(r.header(TOKEN_HEADER))
+        return getattr(self, "_" + name)(conn)
+
+    # --- endpoints --------------------------------------------------------------------------
+    def _status(self, conn: "_Conn") -> bytes:
+        return http.response(200, self.status_json())
+
+    def _auth(self, conn: "_Conn") -> bytes:
+        body = conn.body(self, limit=AUTH_BODY_MAX)
+        try:
+            obj = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise WorkerError("BAD_ENVELOPE", "the auth body is not JSON") from None
+        if (not isinstance(obj, dict) or not isinstance(obj.get("username"), str)
+                or not isinstance(obj.get("password"), str)):
+            raise WorkerError("BAD_ENVELOPE", 'the auth body must be {"username": ..., '
+                              '"password": ...} with string values')
+        user = obj["username"]
+        try:
+            token = self.auth.login(user, obj["password"])
+        except WorkerError as e:
+            self.log(f"login refused for user {user[:64]!r}: {e.detail}")
+            raise
+        self.log(f"login: user {user[:64]!r}")
+        return http.json_response(200, {"token": token, "alias": self.config.alias})
+
+    def _execute(self, conn: "_Conn"):
+        mode = conn.request.query.get("mode", "async")
+        if mode not in ("sync", "async"):
+            raise WorkerError("BAD_ENVELOPE", f"mode must be sync or async, not {mode[:32]!r}")
+        length = conn.require_length(self.config.max_payload)
+        if mode == "sync":
+            if length >= SYNC_LIMIT:
+                raise WorkerError("TOO_LARGE_FOR_SYNC", f"a sync request must be under "
+                                  f"{SYNC_LIMIT} bytes, this one is {length}; submit it "
+                                  "without mode=sync")
+            request, module = check_request(conn.body(self), self.config)
+            self._count(jobs_sync=1)
+            self.runner.submit(lambda: self._run_sync(conn.sock, request, module))
+            return HANDED_OFF
+        self.jobs.check_free()
+        job = self.jobs.submit(conn.body(self))
+        self._count(jobs_async=1)
+        self.runner.submit(lambda: self._run_async(job.id))
+        return http.response(202, http.json_body({"job": job.id, "state": "queued"}))
+
+    def _job(self, conn: "_Conn") -> bytes:
+        return http.json_response(200, self.jobs.poll(conn.job_id()))
+
+    def _result(self, conn: "_Conn") -> bytes:
+        return http.response(200, self.jobs.take_result(conn.job_id()), MNRS_TYPE)
+
+    def _cancel(self, conn: "_Conn") -> bytes:
+        return http.json_response(200, self.jobs.cancel(conn.job_id()))
+
+    # --- the executor thread's side -----------------------------------------------------------
+    def _run_sync(self, sock: socket.socket, request, module) -> None:
+        try:
+            answer = http.response(200, execute_request(request, module), MNRS_TYPE)
+        except WorkerError as e:
+            self.log(f"sync job -> {e.code}: {e.detail}")
+            answer = http.error_response(e)
+        self._count(jobs_done=1)
+        self._answer(sock, answer)
+
+    def _run_async(self, job_id: int) -> None:
+        payload = self.jobs.start(job_id)
+        if payload is None:  # cancelled while queued
+            return
+        try:
+            result = execute_request(*check_request(payload, self.config))
+            self.jobs.finish(job_id, result=result)
+        except WorkerError as e:
+            self.log(f"job {job_id} -> {e.code}: {e.detail}")
+            self.jobs.finish(job_id, error=e)
+        except Exception as e:
+            self.jobs.finish(job_id, error=WorkerError("EXEC_FAILED", type(e).__name__))
+        self._count(jobs_done=1)
+
+
+class _Conn:
+    """One connection's request and how much of its body has been read."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.request: http.Request | None = None
+        self.rest = b""
+        self._body_read = False
+
+    def unread_body(self) -> bool:
+        r = self.request
+        return (not self._body_read and r is not None
+                and (bool(r.content_length) or bool(self.rest)))
+
+    def require_length(self, max_payload: int) -> int:
+        n = self.request.content_length
+        if n is None:
+            raise WorkerError("BAD_ENVELOPE", "a request body needs Content-Length")
+        if n > max_payload:
+            raise WorkerError("TOO_LARGE", f"request of {n} bytes is over max_payload "
+                              f"{max_payload}")
+        return n
+
+    def body(self, worker: Worker, limit: int | None = None) -> bytes:
+        n = self.require_length(worker.config.max_payload)
+        if limit is not None and n > limit:
+            raise WorkerError("BAD_ENVELOPE", f"a body of {n} bytes is over this endpoint's "
+                              f"{limit}")
+        data = http.read_body(self.sock, self.request, self.rest, worker.io_timeout)
+        self._body_read = True
+        return data
+
+    def job_id(self) -> int:
+        text = self.request.query.get("id")
+        if text is None or not text.isascii() or not text.isdigit() or len(text) > 18:
+            raise WorkerError("BAD_ENVELOPE", "the query needs id=N, a non-negative integer")
+        return int(text)
+
+
+def default_config(alias: str, abi: int, max_payload: int) -> WorkerConfig:
+    return WorkerConfig(alias=alias, kind="x86", abi=abi, max_payload=max_payload,
+                        capacity=JOB_CAPACITY)

@@ -1,0 +1,93 @@
+"""Credentials, tokens and lock-out of bark-worker (spec/wire.md §3.3, §7; DESIGN D13, R19, R21).
+
+The user name and password are compared in constant time (`hmac.compare_digest`, both
+always). A success issues `secrets.token_hex(16)` (32 lowercase hex) into a table of 16
+tokens kept in least-recently-used order; an evicted or unknown token is AUTH_REQUIRED.
+Three consecutive failures for one user name lock that name for the lock-out period; a
+locked name is AUTH_FAILED with detail `locked`, whatever the password; a success resets
+the count. Nothing here ever puts a password or a token into an error or a repr.
+"""
+import hmac
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from ..wire.constants import DEFAULT_LOCKOUT_S, LOCKOUT_FAILURES, TOKEN_TABLE_SIZE, WorkerError
+
+MAX_TRACKED_NAMES = 4096  # failure records kept (oldest unlocked dropped first)
+
+
+@dataclass
+class _Failures:
+    count: int = 0
+    locked_until: float | None = None
+
+
+def _bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+class Authenticator:
+    def __init__(self, user: str, password: str, lockout_s: float = DEFAULT_LOCKOUT_S,
+                 clock=time.monotonic, table_size: int = TOKEN_TABLE_SIZE):
+        self._user, self._password = _bytes(user), _bytes(password)
+        self._lockout_s, self._clock, self._table_size = lockout_s, clock, table_size
+        self._tokens: OrderedDict[str, str] = OrderedDict()  # token -> user name
+        self._failures: OrderedDict[str, _Failures] = OrderedDict()
+
+    def __repr__(self) -> str:
+        return f"Authenticator(tokens={len(self._tokens)}, lockout_s={self._lockout_s})"
+
+    def login(self, username: str, password: str) -> str:
+        """A fresh token, or WorkerError AUTH_FAILED (detail `locked` for a locked name)."""
+        now = self._clock()
+        record = self._failures.get(username)
+        if record is not None and record.locked_until is not None:
+            if now < record.locked_until:
+                raise WorkerError("AUTH_FAILED", "locked")
+            record.count, record.locked_until = 0, None  # the lock has run out
+        user_ok = hmac.compare_digest(_bytes(username), self._user)
+        pass_ok = hmac.compare_digest(_bytes(password), self._password)
+        if user_ok and pass_ok:
+            self._failures.pop(username, None)
+            token = secrets.token_hex(16)
+            self._tokens[token] = username
+            while len(self._tokens) > self._table_size:
+                self._tokens.popitem(last=False)
+            return token
+        self._fail(username, now)
+        raise WorkerError("AUTH_FAILED", "bad username or password")
+
+    def _fail(self, username: str, now: float) -> None:
+        record = self._failures.pop(username, None) or _Failures()
+        self._failures[username] = record  # most recent last
+        record.count += 1
+        if record.count >= LOCKOUT_FAILURES:
+            record.locked_until = now + self._lockout_s
+        while len(self._failures) > MAX_TRACKED_NAMES:
+            victim = next((k for k, r in self._failures.items()
+                           if r.locked_until is None or r.locked_until <= now),
+                          next(iter(self._failures)))
+            del self._failures[victim]
+
+    def is_locked(self, username: str) -> bool:
+        record = self._failures.get(username)
+        return (record is not None and record.locked_until is not None
+                and self._clock() < record.locked_until)
+
+    def check(self, token: str | None) -> str:
+        """The user name behind a valid token (now the most recently used), or AUTH_REQUIRED."""
+        if not token:
+            raise WorkerError("AUTH_REQUIRED", "this endpoint needs X-Maned-Token; log in at "
+                              "POST /api/auth")
+        found = None
+        candidate = _bytes(token)
+        for known in self._tokens:  # every entry compared, in constant time each
+            if hmac.compare_digest(candidate, known.encode("ascii")):
+                found = known
+        if found is None:
+            raise WorkerError("AUTH_REQUIRED", "the token is unknown or was evicted; log in "
+                              "again")
+        self._tokens.move_to_end(found)
+        return self._tokens[found]

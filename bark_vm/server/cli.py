@@ -1,0 +1,106 @@
+"""bark-worker: the Bark worker over CDP/HTTP (spec/wire.md §3, DESIGN D6, D8, R18-R21, R43).
+
+    bark-worker serve [--host 127.0.0.1] [--port 4780] [--abi 1|2] [--max-payload N]
+                      [--lockout-seconds N] [--io-timeout SECONDS]
+
+Identity from the environment: BARK_ALIAS (default "bark"), BARK_USER and BARK_PASS (both
+required; the worker refuses to start, exit 2, without them). One readiness line on
+stderr once listening; SIGTERM or SIGINT stop it with exit 0. The listener serves one
+connection at a time; jobs run on one executor thread.
+"""
+import argparse
+import os
+import signal
+import socket
+import sys
+
+from ..wire.constants import DEFAULT_LOCKOUT_S, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT
+from .app import Worker, default_config
+from .auth import Authenticator
+
+DEFAULT_IO_TIMEOUT_S = 5.0
+
+
+class _Stop(BaseException):
+    """Raised in the main thread by SIGTERM/SIGINT."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="bark-worker", description="The Bark worker: CDP over "
+                                "HTTP/1.1. Identity from BARK_ALIAS, BARK_USER, BARK_PASS.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="serve")
+    s = sub.add_parser("serve", help="serve CDP on HOST:PORT until SIGTERM/SIGINT")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                   "127.0.0.1; 0.0.0.0 in the container)")
+    s.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one, shown in the "
+                   "readiness line)")
+    s.add_argument("--abi", type=int, choices=(1, 2), default=2, help="IR ABI (default 2)")
+    s.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD, metavar="N",
+                   help=f"largest request body accepted (default {DEFAULT_MAX_PAYLOAD})")
+    s.add_argument("--lockout-seconds", type=float, default=DEFAULT_LOCKOUT_S, metavar="N",
+                   help=f"how long three failed logins lock a user name (default "
+                   f"{DEFAULT_LOCKOUT_S})")
+    s.add_argument("--io-timeout", type=float, default=DEFAULT_IO_TIMEOUT_S,
+                   metavar="SECONDS", help="a client that has not sent its whole request "
+                   f"head in this time is cut off (default {DEFAULT_IO_TIMEOUT_S:g})")
+    return p
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def _raise_stop(signum, frame):
+    raise _Stop()
+
+
+def serve(args, env) -> int:
+    user, password = env.get("BARK_USER", ""), env.get("BARK_PASS", "")
+    missing = [name for name, v in (("BARK_USER", user), ("BARK_PASS", password)) if not v]
+    if missing:
+        _say(f"bark-worker: refusing to start: {' and '.join(missing)} "
+             f"{'is' if len(missing) == 1 else 'are'} not set (the worker needs a user and a "
+             "password in BARK_USER and BARK_PASS)")
+        return 2
+    alias = env.get("BARK_ALIAS") or "bark"
+    config = default_config(alias, args.abi, args.max_payload)
+    try:
+        listener = socket.create_server((args.host, args.port), family=socket.AF_INET,
+                                        backlog=16)
+    except OSError as e:
+        _say(f"bark-worker: cannot listen on {args.host}:{args.port}: {e.strerror or e}")
+        return 1
+    import bark_vm.executor  # noqa: F401  (numpy and the op table loaded before the first job)
+
+    worker = Worker(config, Authenticator(user, password, args.lockout_seconds),
+                    io_timeout=args.io_timeout, log=_say)
+    del password
+    signal.signal(signal.SIGTERM, _raise_stop)
+    signal.signal(signal.SIGINT, _raise_stop)
+    host, port = listener.getsockname()[:2]
+    _say(f"bark-worker: serving {alias} on {host}:{port} (ABI {args.abi})")
+    try:
+        while True:
+            sock, _ = listener.accept()
+            worker.serve_connection(sock)
+    except _Stop:
+        pass
+    finally:
+        listener.close()
+    _say(f"bark-worker: {alias} stopped")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    if args.max_payload < 0 or args.lockout_seconds < 0 or args.io_timeout <= 0:
+        _parser().error("--max-payload and --lockout-seconds must be >= 0, --io-timeout > 0")
+    if not 0 <= args.port <= 65535:
+        _parser().error("--port must be 0..65535")
+    sys.exit(serve(args, os.environ))
+
+
+if __name__ == "__main__":
+    main()
