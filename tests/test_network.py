@@ -1,0 +1,179 @@
+"""maned-run against Bark workers over CDP (issue: the network worker): DESIGN §6's sweep on
+two workers, credentials through env(), AUTH_FAILED, the async path, a worker stopped
+mid-sweep, status::, and no secret in any output."""
+import http.client
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import EXAMPLES
+from workers import Workers
+
+PASS = "verify: PASS (compared local interpreter vs routed targets)"
+SECRETS = {"P_REX": "rex-pass-1f9a", "P_BOB": "bob-pass-77c2"}
+
+
+@pytest.fixture(scope="module")
+def workers():
+    return Workers()
+
+
+@pytest.fixture(scope="module")
+def pair(workers):
+    with workers.start("rex", "test", SECRETS["P_REX"]) as rex, \
+            workers.start("bob", "test", SECRETS["P_BOB"]) as bob:
+        yield rex, bob
+
+
+def status(worker) -> dict:
+    conn = http.client.HTTPConnection(worker.host, worker.port, timeout=5)
+    conn.request("GET", "/api/status")
+    return json.loads(conn.getresponse().read())
+
+
+def device(alias: str, worker, var: str) -> str:
+    return (f'device::{alias} {{ host = "{worker.host}"; port = {worker.port}; user = "test"; '
+            f'pass = env("{var}"); }}')
+
+
+def sweep_script(rex, bob, iters=400, extra="") -> str:
+    text = (EXAMPLES / "sweep.mnd").read_text()
+    text = text.replace('device::vm1 { host = "local"; }', device("vm1", rex, "P_REX"))
+    text = text.replace('device::vm2 { host = "local"; }', device("vm2", bob, "P_BOB"))
+    return text.replace("iters: 400,", f"iters: {iters},").replace("features: 2",
+                                                                    "features: 2" + extra)
+
+
+def run(tmp_path, text, *args, env=None, background=False):
+    script = tmp_path / "script.mnd"
+    script.write_text(text)
+    cmd = [sys.executable, "-c", "from maned.cli.run import console_main; console_main()",
+           str(script), *args]
+    full_env = dict(os.environ, **(env if env is not None else SECRETS))
+    if background:
+        return subprocess.Popen(cmd, env=full_env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+    p = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def no_secret_in(*texts):
+    for text in texts:
+        for secret in SECRETS.values():
+            assert secret not in text
+
+
+def test_the_sweep_on_two_workers_prints_the_local_block(pair, tmp_path):
+    rex, bob = pair
+    local = subprocess.run([sys.executable, "-c", "from maned.cli.run import console_main; "
+                            "console_main()", str(EXAMPLES / "sweep.mnd"), "--verify"],
+                           capture_output=True, text=True, timeout=300)
+    code, out, err = run(tmp_path, sweep_script(rex, bob), "--verify")
+    assert (code, err) == (0, "")
+    assert out == local.stdout and out.endswith(PASS + "\n")
+    no_secret_in(out, err)
+
+
+def test_a_wrong_password_is_auth_failed_and_runs_nothing(pair, tmp_path):
+    rex, bob = pair
+    before = status(rex)
+    code, out, err = run(tmp_path, sweep_script(rex, bob),
+                         env={"P_REX": "not-the-password", "P_BOB": SECRETS["P_BOB"]})
+    assert (code, out) == (1, "")
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: flow 'fit#c")
+    assert f"device 'vm1' ({rex.host}:{rex.port}): the worker refused the user name or " \
+           "password (AUTH_FAILED)" in lines[0] and lines[0].endswith("[ERUN]")
+    after = status(rex)
+    for counter in ("jobs_sync", "jobs_async", "jobs_done"):
+        assert after[counter] == before[counter]
+    assert "not-the-password" not in out + err
+    no_secret_in(out, err)
+
+
+def test_an_unset_env_secret_is_refused_before_any_login(pair, tmp_path):
+    rex, bob = pair
+    code, out, err = run(tmp_path, sweep_script(rex, bob), env={"P_BOB": SECRETS["P_BOB"],
+                                                                "P_REX": ""})
+    assert (code, out) == (1, "")
+    assert err == ("error: device 'vm1': pass = env(\"P_REX\") but the environment variable "
+                   "P_REX is unset or empty [EPLAN]\n")
+
+
+def test_a_literal_password_draws_w014_and_is_never_printed(pair, tmp_path):
+    rex, _ = pair
+    script = tmp_path / "lit.mnd"
+    script.write_text("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+                      "in::a = [[1,2],[3,4]];\n"
+                      f'device::rex {{ host = "{rex.host}"; port = {rex.port}; user = "test"; '
+                      f'pass = "{SECRETS["P_REX"]}"; }}\n'
+                      "calc::lambda_flow mm(a) @device(rex) {\n    a a matmul r =\n"
+                      "} return r;\n")
+    lint = subprocess.run([sys.executable, "-c", "from maned.cli.lint import console_main; "
+                           "console_main()", str(script)], capture_output=True, text=True)
+    assert lint.returncode == 0 and "warning[W014]" in lint.stdout
+    code, out, err = run(tmp_path, script.read_text(), "--verify")
+    assert code == 0 and out.endswith(PASS + "\n")
+    no_secret_in(lint.stdout, lint.stderr, out, err)
+
+
+def test_a_large_envelope_travels_async_with_the_same_result(pair, tmp_path):
+    rex, _ = pair
+    n = 130  # a 130x130 int32 input: 67600 bytes, over the 64 KiB sync limit
+    values = ",".join(str((i * 7919) % 2001 - 1000) for i in range(n * n))
+    head = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+            f"{device('rex', rex, 'P_REX')}\n")
+    body = "calc::lambda_flow big(m) @device(rex) {\n    m transpose t =\n    m t add s =\n" \
+           "} return s;\n"
+    before = status(rex)
+    code, out, err = run(tmp_path, head + body, "--verify", "--in", f"m={n}x{n}:{values}")
+    assert (code, err) == (0, "") and out.endswith(PASS + "\n")
+    mid = status(rex)
+    assert mid["jobs_async"] == before["jobs_async"] + 1
+    assert mid["jobs_sync"] == before["jobs_sync"]
+    small = ",".join(values.split(",")[:100])
+    code, out_small, _ = run(tmp_path, head + body, "--verify", "--in", f"m=10x10:{small}")
+    assert code == 0 and status(rex)["jobs_sync"] == mid["jobs_sync"] + 1
+
+
+def test_status_prints_a_block_before_the_flows(pair, tmp_path):
+    rex, _ = pair
+    text = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+            f"{device('rex', rex, 'P_REX')}\nstatus::rex;\nin::a = 1;\n"
+            "calc::lambda_flow f(a) {\n    a a add r =\n} return r;\n")
+    code, out, err = run(tmp_path, text)
+    lines = out.splitlines()
+    assert (code, err) == (0, "")
+    assert lines[0] == "device 'rex' status:"
+    assert [ln.split(":")[0].strip() for ln in lines[1:12]] == [
+        "alias", "proto", "kind", "ir", "rf_slots", "jobs_running", "jobs_capacity",
+        "max_payload", "uptime_s", "requests", "ops"]
+    assert lines[1] == "  alias: rex" and lines[3] == "  kind: x86"
+    assert lines[12:] == ["flow 'f' outputs:", "r : scalar = 2"]
+
+
+def test_a_worker_stopped_mid_sweep_is_connect_failed_naming_the_round(workers, tmp_path):
+    with workers.start("rex", "test", SECRETS["P_REX"]) as rex, \
+            workers.start("bob", "test", SECRETS["P_BOB"]) as bob:
+        trace = tmp_path / "t.jsonl"
+        proc = run(tmp_path, sweep_script(rex, bob, iters=4000, extra=", budget: 64"),
+                   "--trace", str(trace), background=True)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            lines = trace.read_text().splitlines() if trace.exists() else []
+            if sum('"target": "vm2"' in ln for ln in lines) > 10:
+                break
+            time.sleep(0.05)
+        workers.stop(bob)
+        out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1
+    assert " : [" not in out and "flow 'fit' outputs:" not in out
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: flow 'fit#c1#r")
+    assert f"device 'vm2' ({bob.host}:{bob.port}): connect_failed" in lines[0]
+    assert lines[0].endswith("[ERUN]")
+    no_secret_in(out, err)
