@@ -193,15 +193,16 @@ class Worker:
         payload = self.jobs.start(job_id)
         if payload is None:  # cancelled while queued
             return
+        result, error = None, None
         try:
             result = execute_request(*check_request(payload, self.config))
-            self.jobs.finish(job_id, result=result)
         except WorkerError as e:
             self.log(f"job {job_id} -> {e.code}: {e.detail}")
-            self.jobs.finish(job_id, error=e)
+            error = e
         except Exception as e:
-            self.jobs.finish(job_id, error=WorkerError("EXEC_FAILED", type(e).__name__))
-        self._count(jobs_done=1)
+            error = WorkerError("EXEC_FAILED", type(e).__name__)
+        self._count(jobs_done=1)  # before the state changes, so a poll never sees it lag
+        self.jobs.finish(job_id, result=result, error=error)
 
 
 class _Conn:

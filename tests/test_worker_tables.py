@@ -1,0 +1,111 @@
+"""bark-worker's job table and authenticator on a fake clock (DESIGN R20, R21, R43): the
+300 s expiry and the lock-out period, which the HTTP suite cannot wait for."""
+import re
+
+import pytest
+
+from bark_vm.server.auth import Authenticator
+from bark_vm.server.jobs import JobTable
+from bark_vm.wire.constants import WorkerError
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def code_of(fn, *args):
+    with pytest.raises(WorkerError) as e:
+        fn(*args)
+    return e.value.code, e.value.detail
+
+
+def test_done_result_expires_after_300_s():
+    clock = Clock()
+    t = JobTable(clock=clock)
+    job = t.submit(b"req")
+    assert t.start(job.id) == b"req"
+    t.finish(job.id, result=b"MNRS")
+    clock.now += 299.9
+    assert t.occupied() == 1 and t.poll(job.id)["state"] == "done"
+    clock.now += 0.1
+    assert t.occupied() == 0
+    assert code_of(t.take_result, job.id)[0] == "NO_SUCH_JOB"
+    assert code_of(t.poll, job.id)[0] == "NO_SUCH_JOB"
+
+
+def test_error_slot_freed_by_poll_record_kept_until_read_or_ttl():
+    clock = Clock()
+    t = JobTable(clock=clock)
+    a, b = t.submit(b"a"), t.submit(b"b")
+    for job in (a, b):
+        t.start(job.id)
+        t.finish(job.id, error=WorkerError("EXEC_FAILED", "boom"))
+    assert t.occupied() == 2
+    assert t.poll(a.id) == {"job": a.id, "state": "error", "code": "EXEC_FAILED",
+                            "detail": "boom"}
+    assert t.occupied() == 1
+    assert code_of(t.take_result, a.id)[0] == "EXEC_FAILED"
+    assert code_of(t.take_result, a.id)[0] == "NO_SUCH_JOB"
+    clock.now += 300
+    assert t.occupied() == 0  # never polled nor read: freed by the TTL
+    assert code_of(t.poll, b.id)[0] == "NO_SUCH_JOB"
+
+
+def test_busy_cancel_and_running_refusals():
+    clock = Clock()
+    t = JobTable(clock=clock)
+    jobs = [t.submit(bytes([k])) for k in range(4)]
+    assert code_of(t.submit, b"x")[0] == "BUSY"
+    assert code_of(t.check_free)[0] == "BUSY"
+    t.start(jobs[0].id)
+    assert code_of(t.cancel, jobs[0].id)[0] == "NOT_READY"
+    assert code_of(t.take_result, jobs[0].id)[0] == "NOT_READY"
+    assert t.cancel(jobs[1].id) == {"job": jobs[1].id, "state": "cancelled"}
+    assert t.cancel(jobs[1].id)["state"] == "cancelled"
+    assert t.start(jobs[1].id) is None  # the executor skips it
+    assert code_of(t.take_result, jobs[1].id)[0] == "NO_SUCH_JOB"
+    assert t.occupied() == 3
+    t.finish(jobs[0].id, result=b"r")
+    assert code_of(t.cancel, jobs[0].id)[0] == "NOT_READY"  # finished
+    assert t.take_result(jobs[0].id) == b"r"
+    clock.now += 300
+    assert code_of(t.poll, jobs[1].id)[0] == "NO_SUCH_JOB"  # the cancelled record expired
+    assert t.occupied() == 2
+    ids = [j.id for j in jobs] + [t.submit(b"y").id]
+    assert ids == sorted(set(ids))  # ids are never reused
+
+
+def test_lockout_runs_out_and_success_resets():
+    clock = Clock()
+    a = Authenticator("u", "secret", lockout_s=60, clock=clock)
+    for _ in range(3):
+        assert code_of(a.login, "u", "nope") == ("AUTH_FAILED", "bad username or password")
+    assert code_of(a.login, "u", "secret") == ("AUTH_FAILED", "locked")
+    assert a.is_locked("u") and not a.is_locked("v")
+    clock.now += 59.9
+    assert code_of(a.login, "u", "secret") == ("AUTH_FAILED", "locked")
+    clock.now += 0.1
+    assert re.fullmatch(r"[0-9a-f]{32}", a.login("u", "secret"))
+    for _ in range(2):
+        code_of(a.login, "u", "nope")
+    a.login("u", "secret")
+    for _ in range(2):
+        code_of(a.login, "u", "nope")
+    assert not a.is_locked("u")
+
+
+def test_token_table_is_lru_of_16_and_secrets_stay_out_of_reprs():
+    a = Authenticator("u", "secret-value", clock=Clock())
+    tokens = [a.login("u", "secret-value") for _ in range(16)]
+    assert a.check(tokens[0]) == "u"  # refreshed
+    new = a.login("u", "secret-value")
+    assert code_of(a.check, tokens[1])[0] == "AUTH_REQUIRED"
+    assert a.check(tokens[0]) == a.check(new) == "u"
+    assert code_of(a.check, None)[0] == "AUTH_REQUIRED"
+    assert code_of(a.check, "")[0] == "AUTH_REQUIRED"
+    text = repr(a) + str(vars(WorkerError("AUTH_FAILED", "locked")))
+    assert "secret-value" not in text and tokens[0] not in repr(a)
