@@ -41,24 +41,48 @@ class RunOptions:
     show: str | None = None  # "version" or "help"
 
 
-def _usage(msg: str) -> MnError:
+def usage_error(msg: str) -> MnError:
     return MnError(Diagnostic("EUSAGE", msg))
+
+
+class ArgReader:
+    """Walks a command line; `--name value` and `--name=value` alike (shared by the tools)."""
+
+    def __init__(self, argv: list[str]):
+        self.args = list(argv)
+        self.name = ""
+        self._inline: str | None = None
+
+    def __iter__(self):
+        while self.args:
+            arg = self.args.pop(0)
+            if arg.startswith("--") and "=" in arg:
+                self.name, _, self._inline = arg.partition("=")
+            else:
+                self.name, self._inline = arg, None
+            yield arg, self.name
+
+    def value(self) -> str:
+        if self._inline is not None:
+            return self._inline
+        if not self.args:
+            raise usage_error(f"{self.name} needs a value")
+        return self.args.pop(0)
+
+    def in_pair(self) -> tuple[str, str]:
+        """The `name=VALUE` of an `--in`."""
+        text = self.value()
+        key, sep, val = text.partition("=")
+        if not sep or not key.isidentifier():
+            raise usage_error(f"bad --in {text}: expected name=VALUE")
+        return key, val
 
 
 def parse_args(argv: list[str]) -> RunOptions:
     opts = RunOptions()
-    args = list(argv)
-    while args:
-        arg = args.pop(0)
-        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-
-        def value() -> str:
-            if eq:
-                return inline
-            if not args:
-                raise _usage(f"{name} needs a value")
-            return args.pop(0)
-
+    reader = ArgReader(argv)
+    value = reader.value
+    for arg, name in reader:
         if name in ("--help", "-h"):
             opts.show = "help"
         elif name == "--version":
@@ -66,11 +90,7 @@ def parse_args(argv: list[str]) -> RunOptions:
         elif name == "--flow":
             opts.flow = value()
         elif name == "--in":
-            text = value()
-            key, sep, val = text.partition("=")
-            if not sep or not key.isidentifier():
-                raise _usage(f"bad --in {text}: expected name=VALUE")
-            opts.inputs.append((key, val))
+            opts.inputs.append(reader.in_pair())
         elif name == "--trap-overflow":
             opts.trap_overflow = True
         elif name == "--verify":
@@ -84,14 +104,14 @@ def parse_args(argv: list[str]) -> RunOptions:
         elif name == "--threads":
             text = value()
             if not text.isdigit() or int(text) < 1:
-                raise _usage(f"--threads takes a whole number >= 1, not '{text}'")
+                raise usage_error(f"--threads takes a whole number >= 1, not '{text}'")
             opts.threads = int(text)
         elif arg.startswith("-") and arg != "-":
-            raise _usage(f"unknown argument: {arg}")
+            raise usage_error(f"unknown argument: {arg}")
         elif opts.script is None:
             opts.script = arg
         else:
-            raise _usage(f"unknown argument: {arg}")
+            raise usage_error(f"unknown argument: {arg}")
     if opts.script is None and opts.show is None:
-        raise _usage("no script given (usage: maned-run <file.mnd> [options]; see --help)")
+        raise usage_error("no script given (usage: maned-run <file.mnd> [options]; see --help)")
     return opts

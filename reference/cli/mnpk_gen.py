@@ -29,6 +29,7 @@ from ..ops.registry import OpContext
 from ..tensor import Tensor
 from ..wire.job import JobError, encode_job, job_quant, result_entries
 from ..wire.lower import LoweringError, lower
+from .args import ArgReader, usage_error
 from .version import version_text
 
 MUTATIONS = ("bad_magic", "bad_truncated", "bad_shape", "unsupported_op")
@@ -68,24 +69,11 @@ class GenOptions:
     show: str | None = None
 
 
-def _usage(msg: str) -> MnError:
-    return MnError(Diagnostic("EUSAGE", msg))
-
-
 def parse_args(argv: list[str]) -> GenOptions:
     opts = GenOptions()
-    args = list(argv)
-    while args:
-        arg = args.pop(0)
-        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-
-        def value() -> str:
-            if eq:
-                return inline
-            if not args:
-                raise _usage(f"{name} needs a value")
-            return args.pop(0)
-
+    reader = ArgReader(argv)
+    value = reader.value
+    for arg, name in reader:
         if name in ("--help", "-h"):
             opts.show = "help"
         elif name == "--version":
@@ -95,32 +83,28 @@ def parse_args(argv: list[str]) -> GenOptions:
         elif name == "--flow":
             opts.flow = value()
         elif name == "--in":
-            text = value()
-            key, sep, val = text.partition("=")
-            if not sep or not key.isidentifier():
-                raise _usage(f"bad --in {text}: expected name=VALUE")
-            opts.inputs.append((key, val))
+            opts.inputs.append(reader.in_pair())
         elif name == "--abi":
             text = value()
             if text not in ("1", "2"):
-                raise _usage(f"--abi takes 1 or 2, not '{text}'")
+                raise usage_error(f"--abi takes 1 or 2, not '{text}'")
             opts.abi = int(text)
         elif name == "--mutate":
             text = value()
             if text not in MUTATIONS:
-                raise _usage(f"--mutate takes one of {', '.join(MUTATIONS)}, not '{text}'")
+                raise usage_error(f"--mutate takes one of {', '.join(MUTATIONS)}, not '{text}'")
             opts.mutate = text
         elif arg.startswith("-") and arg != "-":
-            raise _usage(f"unknown argument: {arg}")
+            raise usage_error(f"unknown argument: {arg}")
         elif opts.script is None:
             opts.script = arg
         else:
-            raise _usage(f"unknown argument: {arg}")
+            raise usage_error(f"unknown argument: {arg}")
     if opts.show is None:
         if opts.script is None:
-            raise _usage("no script given (usage: mnpk-gen <file.mnd> --out DIR; see --help)")
+            raise usage_error("no script given (usage: mnpk-gen <file.mnd> --out DIR; see --help)")
         if opts.out is None:
-            raise _usage("--out DIR is required")
+            raise usage_error("--out DIR is required")
     return opts
 
 
@@ -185,12 +169,12 @@ def _pick_flow(program: ast.Program, name: str | None) -> ast.FlowDef:
     flows = {f.name: f for f in program.flows}
     if name is not None:
         if name not in flows:
-            raise _usage(f"--flow {name}: no such flow")
+            raise usage_error(f"--flow {name}: no such flow")
         return flows[name]
     called = helpers(program)
     tops = [f for f in program.flows if f.name not in called]
     if not tops:
-        raise _usage("the script has no top-level flow")
+        raise usage_error("the script has no top-level flow")
     return tops[0]
 
 
@@ -210,7 +194,7 @@ def _run(argv: list[str], out, err) -> None:
     overrides = parse_overrides(opts.inputs, file_names)
     for name in overrides:
         if name not in graph.params and name not in {d.name for d in program.inputs}:
-            raise _usage(f"--in {name}: flow '{flow.name}' has no parameter '{name}' and the "
+            raise usage_error(f"--in {name}: flow '{flow.name}' has no parameter '{name}' and the "
                          f"script has no in::{name}")
     values = load_inputs(program, overrides, script_dir).values
     inputs = []
@@ -220,7 +204,7 @@ def _run(argv: list[str], out, err) -> None:
         elif p in DEFAULTS:
             inputs.append(parse_overrides([(p, DEFAULTS[p])], set())[p])
         else:
-            raise _usage(f"flow '{flow.name}': parameter '{p}' has no value; pass --in {p}=VALUE")
+            raise usage_error(f"flow '{flow.name}': parameter '{p}' has no value; pass --in {p}=VALUE")
     try:
         lowered = lower(graph, opts.abi)
     except LoweringError as e:
