@@ -1,0 +1,255 @@
+"""The CDP client (reference/dispatch/cdp.py) against a real bark-worker (re-login after an
+evicted token) and against a stub worker for the protocol's edge cases that a healthy worker
+never produces (spec/wire.md §8 item 5): poll backoff, the poll budget, lost results, job
+errors, cancelled jobs, TOO_LARGE_FOR_SYNC, malformed answers, one line per CDP code."""
+import http.client
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from bark_vm.container import worker_process
+from bark_vm.wire.constants import ERROR_STATUS
+from maned.dispatch import cdp
+from maned.dispatch.cdp import CdpDevice
+from maned.dispatch.vm import DeviceFailure
+from maned.dispatch.worker_errors import MEANING
+
+STATUS = {"proto": 1, "alias": "stub", "kind": "x86", "uptime_s": 1, "requests": 0,
+          "jobs_running": 0, "jobs_capacity": 4, "ops": ["add"], "max_payload": 1 << 25,
+          "ir": 2, "rf_slots": 4096}
+
+
+class Stub:
+    """A worker that answers from a script: path prefix -> list of (status, body, headers)."""
+
+    def __init__(self):
+        self.script: dict[str, list] = {}
+        self.log: list[tuple[str, str, dict]] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(length)
+                stub.log.append((self.command, self.path, dict(self.headers)))
+                key = next((k for k in stub.script if self.path.startswith(k)), None)
+                status, body, headers = (stub.script[key].pop(0) if key and stub.script[key]
+                                         else (404, {"error": "NO_SUCH_JOB"}, {}))
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                self.send_response(status)
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                if "Transfer-Encoding" not in headers:
+                    self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            do_GET = do_POST = do_DELETE = _answer
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def device(self, **creds) -> CdpDevice:
+        creds = creds or {"user": "u", "password": "p", "token": None}
+        return CdpDevice("stub", "127.0.0.1", self.server.server_port, creds.get("user"),
+                         creds.get("password"), creds.get("token"))
+
+    def on(self, path: str, *answers) -> None:
+        self.script.setdefault(path, []).extend(
+            a if isinstance(a, tuple) and len(a) == 3 else (*a, {}) for a in answers)
+
+    def paths(self) -> list[str]:
+        return [f"{m} {p}" for m, p, _ in self.log]
+
+
+@pytest.fixture
+def stub():
+    s = Stub()
+    s.on("/api/status", (200, STATUS))
+    s.on("/api/auth", (200, {"token": "a" * 32, "alias": "stub"}))
+    yield s
+    s.server.shutdown()
+
+
+@pytest.fixture
+def no_sleep(monkeypatch):
+    """Record the poll sleeps instead of sleeping them."""
+    slept = []
+    monkeypatch.setattr(cdp.time, "sleep", slept.append)
+    return slept
+
+
+def test_order_status_then_lazy_login_then_execute(stub):
+    stub.on("/api/execute?mode=sync", (200, b"MNRS-bytes"))
+    dev = stub.device()
+    dev.start()
+    assert dev.run(b"MNPK") == b"MNRS-bytes"
+    assert stub.paths() == ["GET /api/status", "POST /api/auth", "POST /api/execute?mode=sync"]
+    _, _, headers = stub.log[2]
+    assert headers["X-Maned-Proto"] == "1" and headers["X-Maned-Token"] == "a" * 32
+    assert "X-Maned-Proto" not in stub.log[0][2]
+
+
+def test_async_polls_with_backoff_and_reads_the_result(stub, no_sleep):
+    stub.on("/api/execute", (202, {"job": 7, "state": "queued"}))
+    stub.on("/api/job", *[(200, {"job": 7, "state": "running"})] * 8,
+            (200, {"job": 7, "state": "done"}))
+    stub.on("/api/result", (200, b"MNRS-async"))
+    assert stub.device().run(b"x" * cdp.SYNC_LIMIT) == b"MNRS-async"
+    assert no_sleep == [0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0]
+    assert stub.paths()[-1] == "GET /api/result?id=7"
+
+
+def test_the_poll_budget_times_out(stub, no_sleep, monkeypatch):
+    monkeypatch.setattr(cdp, "POLL_BUDGET", 0.5)
+    stub.on("/api/execute", (202, {"job": 3, "state": "queued"}))
+    stub.on("/api/job", *[(200, {"job": 3, "state": "queued"})] * 10)
+    with pytest.raises(DeviceFailure) as e:
+        stub.device().run(b"x" * cdp.SYNC_LIMIT)
+    assert no_sleep == [0.05, 0.1, 0.2, 0.4]  # 750 ms of intended sleep once 500 is reached
+    assert "timeout: job 3 did not finish after 750 ms of polling" in e.value.message
+
+
+@pytest.mark.parametrize("where", ["/api/job", "/api/result"])
+def test_a_404_is_the_result_lost_message(stub, no_sleep, where):
+    stub.on("/api/execute", (202, {"job": 5, "state": "queued"}))
+    if where == "/api/result":
+        stub.on("/api/job", (200, {"job": 5, "state": "done"}))
+    stub.on(where, (404, {"error": "NO_SUCH_JOB"}))
+    with pytest.raises(DeviceFailure) as e:
+        stub.device().run(b"x" * cdp.SYNC_LIMIT)
+    port = stub.server.server_port
+    assert e.value.message == (f"device 'stub' (127.0.0.1:{port}): job 5 result lost on worker "
+                               f"127.0.0.1:{port} (NO_SUCH_JOB): results are read-once and "
+                               "expire after 300 s - re-submit the job")
+
+
+def test_job_error_state_maps_its_code_and_cancelled_has_its_own_line(stub, no_sleep):
+    stub.on("/api/execute", (202, {"job": 1, "state": "queued"}),
+            (202, {"job": 2, "state": "queued"}))
+    stub.on("/api/job", (200, {"job": 1, "state": "error", "code": "SHAPE_MISMATCH",
+                               "detail": "matmul [1, 4] x [2, 2]"}),
+            (200, {"job": 2, "state": "cancelled"}))
+    dev = stub.device()
+    with pytest.raises(DeviceFailure) as e:
+        dev.run(b"x" * cdp.SYNC_LIMIT)
+    assert e.value.code == "SHAPE_MISMATCH" and e.value.message.endswith(
+        "input tensor shapes are inconsistent with the flow (SHAPE_MISMATCH) [worker: matmul "
+        "[1, 4] x [2, 2]]")
+    with pytest.raises(DeviceFailure) as e:
+        dev.run(b"x" * cdp.SYNC_LIMIT)
+    assert e.value.message.endswith("job 2 was cancelled on the worker; re-submit it")
+
+
+def test_too_large_for_sync_is_resubmitted_once_async(stub, no_sleep):
+    stub.on("/api/execute?mode=sync", (413, {"error": "TOO_LARGE_FOR_SYNC"}))
+    stub.on("/api/execute", (202, {"job": 9, "state": "queued"}))
+    stub.on("/api/job", (200, {"job": 9, "state": "done"}))
+    stub.on("/api/result", (200, b"MNRS-resubmitted"))
+    assert stub.device().run(b"small") == b"MNRS-resubmitted"
+    assert [p for p in stub.paths() if "execute" in p] == ["POST /api/execute?mode=sync",
+                                                          "POST /api/execute"]
+
+
+@pytest.mark.parametrize("answer, text", [
+    ((200, {"job": 1, "state": "queued"}), "protocol error: the worker answered an async "
+                                           "submit with 200"),
+    ((202, {"state": "queued"}), "malformed_response: the submit did not return a job id"),
+    ((500, b"<html>oops</html>"), "malformed_response: HTTP 500 with no parsable CDP error body"),
+])
+def test_malformed_submits(stub, answer, text):
+    stub.on("/api/execute", answer)
+    with pytest.raises(DeviceFailure) as e:
+        stub.device().run(b"x" * cdp.SYNC_LIMIT)
+    assert e.value.message.endswith(text)
+
+
+def test_chunked_responses_are_malformed(stub):
+    stub.on("/api/execute?mode=sync", (200, b"4\r\nMNRS\r\n0\r\n\r\n",
+                                       {"Transfer-Encoding": "chunked"}))
+    with pytest.raises(DeviceFailure) as e:
+        stub.device().run(b"MNPK")
+    assert e.value.message.endswith("malformed_response: chunked transfer encoding")
+
+
+def test_auth_failed_is_never_retried(stub):
+    stub.script["/api/auth"] = [(401, {"error": "AUTH_FAILED", "detail": "bad username or "
+                                       "password"}, {})]
+    with pytest.raises(DeviceFailure) as e:
+        stub.device().run(b"MNPK")
+    assert e.value.code == "AUTH_FAILED"
+    assert stub.paths().count("POST /api/auth") == 1
+
+
+def test_a_rejected_preissued_token_is_not_retried(stub):
+    stub.on("/api/execute?mode=sync", (401, {"error": "AUTH_REQUIRED"}))
+    with pytest.raises(DeviceFailure) as e:
+        stub.device(token="b" * 32).run(b"MNPK")
+    assert e.value.code == "AUTH_REQUIRED" and "POST /api/auth" not in stub.paths()
+
+
+@pytest.mark.parametrize("code", sorted(set(ERROR_STATUS) - {"TOO_LARGE_FOR_SYNC"}))
+def test_each_code_gives_its_own_line(stub, code):
+    """(TOO_LARGE_FOR_SYNC is not an error line: it is resubmitted, tested above.)"""
+    stub.on("/api/execute?mode=sync", (ERROR_STATUS[code], {"error": code, "detail": "d"}))
+    dev = stub.device(token="t" * 32)
+    with pytest.raises(DeviceFailure) as e:
+        dev.run(b"MNPK")
+    assert e.value.message.endswith(f"{MEANING[code]} ({code}) [worker: d]")
+
+
+def test_unreachable_is_connect_failed_and_silent_is_timeout(monkeypatch):
+    dev = CdpDevice("gone", "127.0.0.1", 1, "u", "p", None)
+    with pytest.raises(DeviceFailure) as e:
+        dev.start()
+    assert "device 'gone' (127.0.0.1:1): connect_failed:" in e.value.message
+    import socket
+    quiet = socket.socket()
+    quiet.bind(("127.0.0.1", 0))
+    quiet.listen(1)  # accepts the connection, never answers
+    monkeypatch.setattr(cdp, "RESPONSE_TIMEOUT", 0.3)
+    try:
+        with pytest.raises(DeviceFailure) as e:
+            CdpDevice("mute", "127.0.0.1", quiet.getsockname()[1], "u", "p", None).start()
+        assert "timeout: the worker did not answer in time" in e.value.message
+    finally:
+        quiet.close()
+
+
+def test_one_relogin_after_the_real_worker_evicts_the_token():
+    """bark-worker keeps 16 tokens: after 16 other logins the client's token is gone; the
+    client logs in again, once, and the job runs."""
+    with worker_process("bob", "test", "pw-evict") as w:
+        dev = CdpDevice("bob", w.host, w.port, "test", "pw-evict", None)
+        dev.start()
+        from bark_vm.wire.envelope import decode_result
+        request = _golden_request()
+        assert decode_result(dev.run(request)).entries[0][1] == (19, 22, 0, 50)
+        first = dev.token
+        for _ in range(16):
+            conn = http.client.HTTPConnection(w.host, w.port, timeout=5)
+            conn.request("POST", "/api/auth", json.dumps({"username": "test",
+                                                          "password": "pw-evict"}),
+                         {"X-Maned-Proto": "1"})
+            assert conn.getresponse().status == 200
+        assert decode_result(dev.run(request)).entries[0][1] == (19, 22, 0, 50)
+        assert dev.token != first
+
+
+def _golden_request() -> bytes:
+    from maned.check import check
+    from maned.lang.ast import Quant
+    from maned.tensor import Tensor
+    from maned.wire.job import encode_job
+    from maned.wire.lower import lower
+    text = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+            "calc::lambda_flow layer(x, w, bias) {\n    x w matmul product =\n"
+            "    product bias elemwise_add shifted =\n    shifted relu result =\n} return result;\n")
+    graph = check(text).graphs["layer"]
+    inputs = [Tensor((2, 2), (1, 2, 3, 4)), Tensor((2, 2), (5, 6, 7, 8)),
+              Tensor((2, 2), (0, 0, -100, 0))]
+    return encode_job(lower(graph, 1), inputs, Quant(1000, -1000, 0))
