@@ -63,6 +63,9 @@ def remote_of(spec: DeviceSpec, environ=None) -> Remote:
     environ = os.environ if environ is None else environ
     host, port = _value(spec, "host", environ), _value(spec, "port", environ)
     if not isinstance(host, str) or not host:
+        if spec.fields.get("discover") is True:
+            raise _plan_error(spec.alias, "discover = true needs LAN discovery, which this "
+                              "implementation does not provide yet; give host = \"...\"")
         raise _plan_error(spec.alias, "has no host field (or discover = true)")
     if host.startswith("https://"):
         raise _plan_error(spec.alias, "https:// is not supported: CDP is plaintext HTTP on a "
