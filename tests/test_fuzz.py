@@ -1,7 +1,7 @@
 """Bad input never ends in a traceback, a stray exit code or a hang (R33): generated
 mutations of the example scripts run in-process through maned-run, each under a timeout.
 MANED_FUZZ_CASES raises the count (the default keeps the suite fast); MANED_FUZZ_ML=1 adds
-the ML examples to the corpus."""
+the ML and routed examples to the corpus."""
 import io
 import os
 import random
@@ -22,7 +22,7 @@ SECONDS = 10
 CORPUS = ["birds.mnd", "choose.mnd", "constructors.mnd", "csv_io.mnd", "gather.mnd",
           "hello.mnd", "layer.mnd", "linalg.mnd", "matmul_relu.mnd", "power.mnd",
           "repeat.mnd", "scales.mnd", "solve.mnd", "stack_ops.mnd", "stats.mnd"]
-if os.environ.get("MANED_FUZZ_ML"):  # the slow opt-in mode: the ML examples too
+if os.environ.get("MANED_FUZZ_ML"):  # the slow opt-in mode: the ML and routed examples too
     CORPUS += sorted({p.name for p in EXAMPLES.glob("*.mnd")} - set(CORPUS))
 TOKEN = re.compile(r"\s+|[A-Za-z_][A-Za-z0-9_]*|-?\d+(?:\.\d+)?|::|.", re.S)
 CODED = re.compile(r"\[([A-Z0-9]+)\]$")
