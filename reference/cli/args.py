@@ -69,6 +69,20 @@ class ArgReader:
             raise usage_error(f"{self.name} needs a value")
         return self.args.pop(0)
 
+    def common(self, opts, name: str) -> bool:
+        """The options every tool shares (--help, --version, --flow, --in); True if handled."""
+        if name in ("--help", "-h"):
+            opts.show = "help"
+        elif name == "--version":
+            opts.show = "version"
+        elif name == "--flow":
+            opts.flow = self.value()
+        elif name == "--in":
+            opts.inputs.append(self.in_pair())
+        else:
+            return False
+        return True
+
     def in_pair(self) -> tuple[str, str]:
         """The `name=VALUE` of an `--in`."""
         text = self.value()
@@ -83,15 +97,9 @@ def parse_args(argv: list[str]) -> RunOptions:
     reader = ArgReader(argv)
     value = reader.value
     for arg, name in reader:
-        if name in ("--help", "-h"):
-            opts.show = "help"
-        elif name == "--version":
-            opts.show = "version"
-        elif name == "--flow":
-            opts.flow = value()
-        elif name == "--in":
-            opts.inputs.append(reader.in_pair())
-        elif name == "--trap-overflow":
+        if reader.common(opts, name):
+            continue
+        if name == "--trap-overflow":
             opts.trap_overflow = True
         elif name == "--verify":
             opts.verify = True

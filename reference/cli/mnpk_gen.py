@@ -74,16 +74,10 @@ def parse_args(argv: list[str]) -> GenOptions:
     reader = ArgReader(argv)
     value = reader.value
     for arg, name in reader:
-        if name in ("--help", "-h"):
-            opts.show = "help"
-        elif name == "--version":
-            opts.show = "version"
-        elif name == "--out":
+        if reader.common(opts, name):
+            continue
+        if name == "--out":
             opts.out = value()
-        elif name == "--flow":
-            opts.flow = value()
-        elif name == "--in":
-            opts.inputs.append(reader.in_pair())
         elif name == "--abi":
             text = value()
             if text not in ("1", "2"):
