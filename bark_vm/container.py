@@ -12,7 +12,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-WORKER_PORT = 4780
+from .wire.constants import DEFAULT_PORT
+
+WORKER_PORT = DEFAULT_PORT  # inside the container
 
 
 @dataclass

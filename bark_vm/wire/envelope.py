@@ -10,8 +10,9 @@ from math import prod
 
 from .constants import (
     DTYPE_INT8, DTYPE_INT32, ENVELOPE_VERSION, MAX_RANK, MAX_TENSORS, MNPK_HEADER_BYTES,
-    MNPK_MAGIC, MNRS_HEADER_BYTES, MNRS_MAGIC, WorkerError,
+    MNPK_MAGIC, MNRS_HEADER_BYTES, MNRS_MAGIC,
 )
+from .header import bad as _bad, read_head
 
 Entry = tuple[tuple[int, ...], tuple[int, ...]]
 
@@ -116,9 +117,6 @@ def encode_result(entries, dtype: int, status: int = 0) -> bytes:
 
 
 # --- decoding -------------------------------------------------------------------------------
-def _bad(detail: str) -> WorkerError:
-    return WorkerError("BAD_ENVELOPE", detail)
-
 
 def _entries(raw: bytes, at: int, count: int, dtype: int | None,
              dense: bool = True) -> tuple[tuple[Entry, ...], int, tuple[int, ...]]:
@@ -165,11 +163,7 @@ def _entries(raw: bytes, at: int, count: int, dtype: int | None,
 def decode_request(raw: bytes) -> Request:
     """Step 2 of wire-golden §6.1: the MNPK envelope, every length checked."""
     raw = bytes(raw)
-    if len(raw) < MNPK_HEADER_BYTES:
-        raise _bad(f"MNPK is {len(raw)} bytes, shorter than its 24-byte header")
-    if raw[:4] != MNPK_MAGIC:
-        raise _bad("MNPK magic is wrong")
-    version = int.from_bytes(raw[4:6], "little")
+    version = read_head(raw, "MNPK", MNPK_MAGIC, MNPK_HEADER_BYTES)
     if version != ENVELOPE_VERSION:
         raise _bad(f"MNPK version {version} is not {ENVELOPE_VERSION}")
     if raw[6:8] != b"\0\0":
@@ -199,11 +193,7 @@ def decode_result(raw: bytes, dtype: int | None = None, dense: bool = True) -> R
     With dense=False entry indexes are not checked but returned in `Result.indexes`, so a
     client can word "out of order" apart from "malformed" (wire.md §2.2)."""
     raw = bytes(raw)
-    if len(raw) < MNRS_HEADER_BYTES:
-        raise _bad(f"MNRS is {len(raw)} bytes, shorter than its 12-byte header")
-    if raw[:4] != MNRS_MAGIC:
-        raise _bad("MNRS magic is wrong")
-    version = int.from_bytes(raw[4:6], "little")
+    version = read_head(raw, "MNRS", MNRS_MAGIC, MNRS_HEADER_BYTES)
     if version != ENVELOPE_VERSION:
         raise _bad(f"MNRS version {version} is not {ENVELOPE_VERSION}")
     status = int.from_bytes(raw[6:8], "little")

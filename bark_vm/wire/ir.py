@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 from .constants import (
     ABSENT_DIM, INSTR_BYTES, IR_HEADER_BYTES, IR_MAGIC, MAX_DIM, MAX_LEVEL,
-    MAX_RANK, MAX_TENSORS, OUTPUT_ID_BYTES, RF_SLOTS, WorkerError,
+    MAX_RANK, MAX_TENSORS, OUTPUT_ID_BYTES, RF_SLOTS,
 )
+from .header import bad as _bad, read_head
 from .opcodes import BY_NUMBER
 
 VERSIONS = (1, 2)
@@ -59,10 +60,6 @@ RESERVED = frozenset({QUANTIZE, DEQUANTIZE})
 STRUCTURAL = frozenset({NOP, PARAM, CONST, INPUT, SYNC, RETURN})
 # Opcodes that pass the header check (step 3): the table of §1.4, UNKNOWN excluded.
 KNOWN = frozenset(n for n in BY_NUMBER if n != UNKNOWN)
-
-
-def _bad(detail: str) -> WorkerError:
-    return WorkerError("BAD_ENVELOPE", detail)
 
 
 def defines_value(opcode: int) -> bool:
@@ -177,11 +174,7 @@ def parse_module(raw: bytes, max_version: int = 2) -> Module:
     """Step 3 of wire-golden §6.1: length, magic, version (1..2, ≤ max_version), flags 0,
     exact total size, every opcode in the table. BAD_ENVELOPE on any failure."""
     raw = bytes(raw)
-    if len(raw) < IR_HEADER_BYTES:
-        raise _bad(f"IR module is {len(raw)} bytes, shorter than its 16-byte header")
-    if raw[:4] != IR_MAGIC:
-        raise _bad("IR magic is wrong")
-    version = int.from_bytes(raw[4:6], "little")
+    version = read_head(raw, "IR module", IR_MAGIC, IR_HEADER_BYTES)
     if version not in VERSIONS:
         raise _bad(f"IR version {version} is not 1 or 2")
     if version > max_version:

@@ -28,17 +28,23 @@ USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ver
 
 
 @dataclass
-class RunOptions:
+class ToolOptions:
+    """What every tool's command line has (filled by ArgReader.common)."""
+
     script: str | None = None
     flow: str | None = None
     inputs: list[tuple[str, str]] = field(default_factory=list)
+    show: str | None = None  # "version" or "help"
+
+
+@dataclass
+class RunOptions(ToolOptions):
     trap_overflow: bool = False
     threads: int = 1
     verify: bool = False
     require_vm: bool = False
     progress: bool | None = None  # None: on when stderr is a terminal
     trace: str | None = None
-    show: str | None = None  # "version" or "help"
 
 
 def usage_error(msg: str) -> MnError:

@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from bark_vm.wire import ir as wire_ir
 from bark_vm.wire.envelope import encode_result
@@ -29,7 +29,7 @@ from ..ops.registry import OpContext
 from ..tensor import Tensor
 from ..wire.job import JobError, encode_job, job_quant, result_entries
 from ..wire.lower import LoweringError, lower
-from .args import ArgReader, usage_error
+from .args import ArgReader, ToolOptions, usage_error
 from .version import version_text
 
 MUTATIONS = ("bad_magic", "bad_truncated", "bad_shape", "unsupported_op")
@@ -59,14 +59,10 @@ bad_truncated.mnpk, bad_shape.mnpk and unsupported_op.mnpk.
 
 
 @dataclass
-class GenOptions:
-    script: str | None = None
+class GenOptions(ToolOptions):
     out: str | None = None
-    flow: str | None = None
-    inputs: list[tuple[str, str]] = field(default_factory=list)
     abi: int = 1
     mutate: str | None = None
-    show: str | None = None
 
 
 def parse_args(argv: list[str]) -> GenOptions:

@@ -5,7 +5,7 @@ import sys
 from ..check import build_statement, check
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
-from ..diagnostics.printer import run_line, sort_diagnostics
+from ..diagnostics.printer import mask, run_line, sort_diagnostics
 from ..dispatch.fleet import Fleet
 from ..dispatch.plan import make_plan
 from ..dispatch.routing import resolve_routing
@@ -37,7 +37,7 @@ class _Out:
             self.err.write(run_line(d) + "\n")
 
     def note(self, text: str) -> None:
-        self.err.write(f"note: {text}\n")
+        self.err.write(mask(f"note: {text}") + "\n")
 
     def line(self, text: str) -> None:
         self.out.write(text + "\n")

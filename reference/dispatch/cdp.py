@@ -6,7 +6,8 @@ import json
 import socket
 import time
 
-from bark_vm.wire.constants import PROTO, SYNC_LIMIT
+from bark_vm.wire.constants import (JSON_TYPE, MNPK_TYPE, PROTO, PROTO_HEADER, RESULT_TTL_S,
+                                    SYNC_LIMIT, TOKEN_HEADER)
 from bark_vm.wire.status import Status, parse_status
 
 from .vm import DeviceFailure
@@ -15,9 +16,7 @@ from .worker_errors import worker_error_text
 CONNECT_TIMEOUT = 5.0
 RESPONSE_TIMEOUT = 30.0
 MAX_RESPONSE = 64 * 1024 * 1024
-POLL_FIRST, POLL_CAP, POLL_BUDGET = 0.05, 1.0, 300.0
-MNPK_TYPE, MNRS_TYPE, JSON_TYPE = ("application/x-maned-mnpk", "application/x-maned-mnrs",
-                                   "application/json")
+POLL_FIRST, POLL_CAP, POLL_BUDGET = 0.05, 1.0, float(RESULT_TTL_S)
 
 
 class _Answer:
@@ -56,9 +55,9 @@ class CdpDevice:
     # --- transport ----------------------------------------------------------------------
     def _request(self, method: str, path: str, body: bytes | None = None,
                  ctype: str | None = None, auth: bool = True) -> _Answer:
-        headers = {} if path == "/api/status" else {"X-Maned-Proto": str(PROTO)}
+        headers = {} if path == "/api/status" else {PROTO_HEADER: str(PROTO)}
         if auth and self.token:
-            headers["X-Maned-Token"] = self.token
+            headers[TOKEN_HEADER] = self.token
         if ctype:
             headers["Content-Type"] = ctype
         conn = http.client.HTTPConnection(self.host, self.port, timeout=CONNECT_TIMEOUT)
@@ -177,7 +176,8 @@ class CdpDevice:
 
     def _lost(self, job: int) -> DeviceFailure:
         return self._fail(f"job {job} result lost on worker {self.host}:{self.port} "
-                          "(NO_SUCH_JOB): results are read-once and expire after 300 s - "
+                          "(NO_SUCH_JOB): results are read-once and expire after "
+                          f"{RESULT_TTL_S} s - "
                           "re-submit the job", "NO_SUCH_JOB")
 
     def _refused(self, answer: _Answer) -> DeviceFailure:

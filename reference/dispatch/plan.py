@@ -6,6 +6,7 @@ from ..diagnostics import Diagnostic, MnError
 from ..lang import ast
 from ..lang.names import suggest
 
+
 @dataclass(frozen=True)
 class Plan:
     order: tuple[str, ...]  # dependency order, script order among equals

@@ -10,6 +10,7 @@ VERSION = 1
 ALGO_IDS = {"linear_regression": 1, "logistic_regression": 2, "svm": 3, "kmeans": 4, "knn": 5,
             "naive_bayes": 6, "decision_tree": 7, "isolation_forest": 8, "xgboost": 10,
             "hmm": 11}
+ALGO_NAMES = {v: k for k, v in ALGO_IDS.items()}
 FLAG_INTERCEPT = 1
 FLAG_STANDARDIZED = 2
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
@@ -23,7 +24,6 @@ def pack(algo_id: int, q: int, features: int, outputs: int, flags: int,
         if not INT64_MIN <= v <= INT64_MAX:
             raise MlRefusal(f"descriptor slot {i} would be {v}, outside int64")
     return Tensor((len(slots),), tuple(slots), wide=True)
-ALGO_NAMES = {v: k for k, v in ALGO_IDS.items()}
 
 
 @dataclass(frozen=True)

@@ -33,4 +33,3 @@ def fit_tier_b(module, x, y, cfg: dict, q: int):
                         "levels; set a smaller max_depth") from None
     finally:
         sys.setrecursionlimit(old)
-
