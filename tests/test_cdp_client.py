@@ -11,7 +11,7 @@ import pytest
 
 from bark_vm.container import worker_process
 from bark_vm.wire.constants import ERROR_STATUS
-from maned.dispatch import cdp
+from maned.dispatch import cdp, limits
 from maned.dispatch.cdp import CdpDevice
 from maned.dispatch.vm import DeviceFailure
 from maned.dispatch.worker_errors import MEANING
@@ -51,7 +51,8 @@ class Stub:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # a short shutdown poll: the default 0.5 s is paid by every teardown
+        threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
 
     def device(self, **creds) -> CdpDevice:
         creds = creds or {"user": "u", "password": "p", "token": None}
@@ -79,7 +80,7 @@ def stub():
 def no_sleep(monkeypatch):
     """Record the poll sleeps instead of sleeping them."""
     slept = []
-    monkeypatch.setattr(cdp.time, "sleep", slept.append)
+    monkeypatch.setattr(CdpDevice, "_sleep", lambda self, seconds: slept.append(seconds))
     return slept
 
 
@@ -105,7 +106,7 @@ def test_async_polls_with_backoff_and_reads_the_result(stub, no_sleep):
 
 
 def test_the_poll_budget_times_out(stub, no_sleep, monkeypatch):
-    monkeypatch.setattr(cdp, "POLL_BUDGET", 0.5)
+    monkeypatch.setattr(limits, "POLL_BUDGET_S", 0.5)
     stub.on("/api/execute", (202, {"job": 3, "state": "queued"}))
     stub.on("/api/job", *[(200, {"job": 3, "state": "queued"})] * 10)
     with pytest.raises(DeviceFailure) as e:
@@ -202,7 +203,7 @@ def test_each_code_gives_its_own_line(stub, code):
     assert e.value.message.endswith(f"{MEANING[code]} ({code}) [worker: d]")
 
 
-def test_unreachable_is_connect_failed_and_silent_is_timeout(monkeypatch):
+def test_unreachable_is_connect_failed_and_silent_is_timeout():
     dev = CdpDevice("gone", "127.0.0.1", 1, "u", "p", None)
     with pytest.raises(DeviceFailure) as e:
         dev.start()
@@ -211,11 +212,11 @@ def test_unreachable_is_connect_failed_and_silent_is_timeout(monkeypatch):
     quiet = socket.socket()
     quiet.bind(("127.0.0.1", 0))
     quiet.listen(1)  # accepts the connection, never answers
-    monkeypatch.setattr(cdp, "RESPONSE_TIMEOUT", 0.3)
     try:
         with pytest.raises(DeviceFailure) as e:
-            CdpDevice("mute", "127.0.0.1", quiet.getsockname()[1], "u", "p", None).start()
-        assert "timeout: the worker did not answer in time" in e.value.message
+            CdpDevice("mute", "127.0.0.1", quiet.getsockname()[1], "u", "p", None,
+                      deadline_s=0.3).start()
+        assert "timeout: no complete answer within the 0.3 s deadline" in e.value.message
     finally:
         quiet.close()
 

@@ -19,11 +19,11 @@ submit is answered 202 once its body is read; the executor runs the whole pipeli
 a bad envelope shows up as the job's error. Every answer is one write and closes the
 connection.
 """
-import json
 import socket
 import threading
 import time
 
+from ..wire import strict_json
 from ..wire.constants import (
     JOB_CAPACITY, MNRS_TYPE, PROTO, PROTO_HEADER, SYNC_LIMIT, TOKEN_HEADER, WorkerError,
 )
@@ -134,9 +134,9 @@ class Worker:
     def _auth(self, conn: "_Conn") -> bytes:
         body = conn.body(self, limit=AUTH_BODY_MAX)
         try:
-            obj = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise WorkerError("BAD_ENVELOPE", "the auth body is not JSON") from None
+            obj = strict_json.loads(body)
+        except ValueError as e:
+            raise WorkerError("BAD_ENVELOPE", f"the auth body is not JSON ({e})") from None
         if (not isinstance(obj, dict) or not isinstance(obj.get("username"), str)
                 or not isinstance(obj.get("password"), str)):
             raise WorkerError("BAD_ENVELOPE", 'the auth body must be {"username": ..., '

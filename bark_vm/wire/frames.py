@@ -7,6 +7,7 @@ payload longer than `max_payload` is read and discarded (`Frame.payload` is None
 import json
 from dataclasses import dataclass
 
+from . import strict_json
 from .constants import FRAME_ERRJ, WorkerError
 
 FRAME_HEADER_BYTES = 8
@@ -80,8 +81,8 @@ def errj_frame(err: WorkerError) -> bytes:
 def parse_error_json(raw: bytes) -> tuple[str, str] | None:
     """(code, detail) of a CDP error body, or None when it is not one (wire.md §3.6)."""
     try:
-        obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        obj = strict_json.loads(raw)
+    except ValueError:
         return None
     if not isinstance(obj, dict) or not isinstance(obj.get("error"), str) or not obj["error"]:
         return None

@@ -6,6 +6,7 @@ counters. The parser ignores unknown fields and refuses a body missing a require
 import json
 from dataclasses import dataclass
 
+from . import strict_json
 from .constants import PROTO, RF_SLOTS
 
 KEYS = ("proto", "alias", "kind", "uptime_s", "requests", "jobs_running", "jobs_capacity",
@@ -39,10 +40,10 @@ def encode_status(s: Status) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
-def _int(obj: dict, key: str) -> int:
+def _uint(obj: dict, key: str) -> int:
     v = obj.get(key)
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise ValueError(f"status field '{key}' is missing or not an integer")
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"status field '{key}' is missing or not a non-negative integer")
     return v
 
 
@@ -54,13 +55,11 @@ def _first_wins(pairs):
 
 
 def parse_status(raw: bytes | str) -> Status:
-    """A Status from a status body; ValueError naming what is wrong (wire.md §3.4: unknown
-    fields ignored, the first of duplicate keys wins, `ir` and `rf_slots` optional, a worker
-    sending neither is ABI v1 with 256 slots)."""
-    try:
-        obj = json.loads(raw, object_pairs_hook=_first_wins)
-    except (ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"status is not JSON: {e}") from None
+    """A Status from a status body, every field checked; ValueError naming what is wrong
+    (wire.md §3.4: unknown fields ignored, the first of duplicate keys wins, `ir` and
+    `rf_slots` optional, a worker sending neither is ABI v1 with 256 slots; `ir` is 1 or 2
+    and `rf_slots` at most that ABI's register file)."""
+    obj = strict_json.loads(raw, object_pairs_hook=_first_wins)
     if not isinstance(obj, dict):
         raise ValueError("status is not a JSON object")
     for key in ("alias", "kind"):
@@ -69,14 +68,20 @@ def parse_status(raw: bytes | str) -> Status:
     ops = obj.get("ops")
     if not isinstance(ops, list) or not all(isinstance(o, str) for o in ops):
         raise ValueError("status field 'ops' is missing or not a list of strings")
-    extra = {k: _int(obj, k) for k in WORKER_KEYS if k in obj}
-    ir = _int(obj, "ir") if "ir" in obj else None
-    rf_slots = _int(obj, "rf_slots") if "rf_slots" in obj else None
+    extra = {k: _uint(obj, k) for k in WORKER_KEYS if k in obj}
+    ir = _uint(obj, "ir") if "ir" in obj else None
+    rf_slots = _uint(obj, "rf_slots") if "rf_slots" in obj else None
     if ir is None:
         ir = 2 if rf_slots is not None and rf_slots > RF_SLOTS[1] else 1
+    if ir not in RF_SLOTS:
+        raise ValueError(f"status field 'ir' is {ir}; the ABIs are 1 and 2")
     if rf_slots is None:
-        rf_slots = RF_SLOTS.get(ir, RF_SLOTS[1])
-    return Status(alias=obj["alias"], kind=obj["kind"], uptime_s=_int(obj, "uptime_s"),
-                  requests=_int(obj, "requests"), jobs_running=_int(obj, "jobs_running"),
-                  jobs_capacity=_int(obj, "jobs_capacity"), ops=tuple(ops),
-                  max_payload=_int(obj, "max_payload"), ir=ir, rf_slots=rf_slots, proto=_int(obj, "proto"), **extra)
+        rf_slots = RF_SLOTS[ir]
+    if not 1 <= rf_slots <= RF_SLOTS[ir]:
+        raise ValueError(f"status field 'rf_slots' is {rf_slots}; ABI v{ir} has 1 to "
+                         f"{RF_SLOTS[ir]} register slots")
+    return Status(alias=obj["alias"], kind=obj["kind"], uptime_s=_uint(obj, "uptime_s"),
+                  requests=_uint(obj, "requests"), jobs_running=_uint(obj, "jobs_running"),
+                  jobs_capacity=_uint(obj, "jobs_capacity"), ops=tuple(ops),
+                  max_payload=_uint(obj, "max_payload"), ir=ir, rf_slots=rf_slots,
+                  proto=_uint(obj, "proto"), **extra)

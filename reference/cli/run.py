@@ -25,6 +25,11 @@ from .args import USAGE, parse_args
 from .version import version_text
 
 
+INTERRUPTED = ("notice: interrupted (SIGINT): the run was stopped; Bark VM children were "
+               "closed and queued worker jobs cancelled")
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+
 class _Out:
     """Collects what the run prints so that stdout keeps D2's order."""
 
@@ -49,6 +54,9 @@ def main(argv: list[str], out=None, err=None) -> int:
         _run(argv, o)
     except MnError as e:
         o.error(*e.diagnostics)
+    except KeyboardInterrupt:
+        o.err.write(INTERRUPTED + "\n")
+        return EXIT_INTERRUPTED
     return exit_code(o.codes)
 
 

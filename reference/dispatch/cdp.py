@@ -1,49 +1,46 @@
 """A network worker over CDP (D6, R18-R22, spec/wire.md §3): one status probe per plan,
 lazy login with exactly one re-login on AUTH_REQUIRED, sync execute below 64 KiB and
 submit-and-poll above, a fresh connection per request. Same interface as a VM device."""
-import http.client
 import json
-import socket
-import time
+import threading
 
+from bark_vm.wire import strict_json
 from bark_vm.wire.constants import (JSON_TYPE, MNPK_TYPE, PROTO, PROTO_HEADER, RESULT_TTL_S,
                                     SYNC_LIMIT, TOKEN_HEADER)
+from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
 
+from . import limits
+from .http_exchange import Answer, Exchange, ExchangeFailure
 from .vm import DeviceFailure
 from .worker_errors import worker_error_text
 
-CONNECT_TIMEOUT = 5.0
-RESPONSE_TIMEOUT = 30.0
-MAX_RESPONSE = 64 * 1024 * 1024
-POLL_FIRST, POLL_CAP, POLL_BUDGET = 0.05, 1.0, float(RESULT_TTL_S)
 
-
-class _Answer:
-    def __init__(self, status: int, ctype: str, body: bytes):
-        self.status, self.ctype, self.body = status, ctype, body
-
-    def json(self):
-        try:
-            return json.loads(self.body)
-        except ValueError:
-            return None
-
-    def error(self) -> tuple[str, str] | None:
-        """(code, detail) of a CDP error body, or None when it has none."""
-        body = self.json()
-        if isinstance(body, dict) and isinstance(body.get("error"), str) and body["error"]:
-            return body["error"], str(body.get("detail", ""))
+def _json(answer: Answer):
+    try:
+        return strict_json.loads(answer.body)
+    except ValueError:
         return None
+
+
+def _field(answer: Answer, key: str):
+    """A field of a JSON object answer; None when the body is no JSON object."""
+    body = _json(answer)
+    return body.get(key) if isinstance(body, dict) else None
 
 
 class CdpDevice:
     def __init__(self, alias: str, host: str, port: int, user: str | None,
-                 password: str | None, token: str | None):
+                 password: str | None, token: str | None,
+                 deadline_s: float = limits.ANSWER_DEADLINE_S):
         self.alias, self.host, self.port = alias, host, port
         self.user, self.password, self.token = user, password, token
+        self.deadline_s = deadline_s
         self.status: Status | None = None
         self.pid = None
+        self._stopping = threading.Event()
+        self._exchange: Exchange | None = None
+        self._queued_job: int | None = None  # an async job this device is waiting on
 
     @property
     def where(self) -> str:
@@ -54,36 +51,21 @@ class CdpDevice:
 
     # --- transport ----------------------------------------------------------------------
     def _request(self, method: str, path: str, body: bytes | None = None,
-                 ctype: str | None = None, auth: bool = True) -> _Answer:
-        headers = {} if path == "/api/status" else {PROTO_HEADER: str(PROTO)}
-        if auth and self.token:
-            headers[TOKEN_HEADER] = self.token
+                 ctype: str | None = None, auth: bool = True) -> Answer:
+        if self._stopping.is_set():
+            raise self._fail("connect_failed: the run was interrupted")
+        first = [] if path == "/api/status" else [(PROTO_HEADER, str(PROTO))]
+        then = [(TOKEN_HEADER, self.token)] if auth and self.token else []
         if ctype:
-            headers["Content-Type"] = ctype
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=CONNECT_TIMEOUT)
+            then.append(("Content-Type", ctype))
+        exchange = Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S, self.deadline_s)
+        self._exchange = exchange
         try:
-            conn.connect()
-            conn.sock.settimeout(RESPONSE_TIMEOUT)
-            conn.request(method, path, body=body, headers=headers)
-            resp = conn.getresponse()
-            if resp.getheader("Transfer-Encoding"):
-                raise self._fail("malformed_response: chunked transfer encoding")
-            length = resp.getheader("Content-Length")
-            if length is not None and int(length) > MAX_RESPONSE:
-                raise self._fail(f"too_large: a {length}-byte response is over the "
-                                 f"{MAX_RESPONSE}-byte cap")
-            data = resp.read(MAX_RESPONSE + 1)
-            if len(data) > MAX_RESPONSE:
-                raise self._fail(f"too_large: the response is over the {MAX_RESPONSE}-byte cap")
-            return _Answer(resp.status, resp.getheader("Content-Type") or "", data)
-        except socket.timeout:
-            raise self._fail("timeout: the worker did not answer in time") from None
-        except OSError as e:
-            raise self._fail(f"connect_failed: {e.strerror or e}") from None
-        except (http.client.HTTPException, ValueError) as e:
-            raise self._fail(f"malformed_response: {type(e).__name__}") from None
+            return exchange.send(method, path, first, then, body)
+        except ExchangeFailure as e:
+            raise self._fail(str(e)) from None
         finally:
-            conn.close()
+            self._exchange = None
 
     # --- the device interface -----------------------------------------------------------
     def start(self) -> Status:
@@ -98,12 +80,28 @@ class CdpDevice:
                 raise self._fail(f"malformed_response: bad status: {e}") from None
         return self.status
 
+    def abort(self) -> None:
+        """Stop at once (from another thread, on Ctrl-C): the wait in progress ends, and an
+        async job still queued on the worker is cancelled (DELETE /api/job)."""
+        self._stopping.set()
+        exchange, job = self._exchange, self._queued_job
+        if exchange is not None:
+            exchange.abort()
+        if job is not None and self.token:
+            try:
+                Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S, self.deadline_s).send(
+                    "DELETE", f"/api/job?id={job}", [(PROTO_HEADER, str(PROTO))],
+                    [(TOKEN_HEADER, self.token)], None)
+            except ExchangeFailure:
+                pass  # a worker that cannot be reached has nothing to cancel for us
+
     def run(self, request: bytes) -> bytes:
         if len(request) < SYNC_LIMIT:
             answer = self._authed("POST", "/api/execute?mode=sync", request, MNPK_TYPE)
             if answer.status == 200:
                 return answer.body
-            if answer.error() and answer.error()[0] == "TOO_LARGE_FOR_SYNC":
+            err = parse_error_json(answer.body)
+            if err and err[0] == "TOO_LARGE_FOR_SYNC":
                 return self._run_async(request)  # resubmit once, async (R20)
             raise self._refused(answer)
         return self._run_async(request)
@@ -118,17 +116,17 @@ class CdpDevice:
                              "(AUTH_REQUIRED)", "AUTH_REQUIRED")
         body = json.dumps({"username": self.user, "password": self.password}).encode()
         answer = self._request("POST", "/api/auth", body, JSON_TYPE, auth=False)
-        token = (answer.json() or {}).get("token") if answer.status == 200 else None
+        token = _field(answer, "token") if answer.status == 200 else None
         if not isinstance(token, str) or not token:
             raise self._refused(answer)
         self.token = token
 
-    def _authed(self, method: str, path: str, body=None, ctype=None) -> _Answer:
+    def _authed(self, method: str, path: str, body=None, ctype=None) -> Answer:
         """Lazy login; exactly one re-login on AUTH_REQUIRED; AUTH_FAILED never retried."""
         if self.token is None:
             self._login()
         answer = self._request(method, path, body, ctype)
-        err = answer.error()
+        err = parse_error_json(answer.body)
         if answer.status == 401 and err and err[0] == "AUTH_REQUIRED" and self.user:
             self._login()
             answer = self._request(method, path, body, ctype)
@@ -140,33 +138,14 @@ class CdpDevice:
             raise self._fail("protocol error: the worker answered an async submit with 200")
         if answer.status != 202:
             raise self._refused(answer)
-        job = (answer.json() or {}).get("job")
+        job = _field(answer, "job")
         if not isinstance(job, int) or isinstance(job, bool) or job < 0:
             raise self._fail("malformed_response: the submit did not return a job id")
-        slept, delay = 0.0, POLL_FIRST
-        while True:
-            answer = self._authed("GET", f"/api/job?id={job}")
-            if answer.status == 404:
-                raise self._lost(job)
-            if answer.status != 200:
-                raise self._refused(answer)
-            state = (answer.json() or {}).get("state")
-            if state == "done":
-                break
-            if state == "error":
-                body = answer.json()
-                code, detail = str(body.get("code", "EXEC_FAILED")), str(body.get("detail", ""))
-                raise self._fail(worker_error_text(code, detail), code, detail)
-            if state == "cancelled":
-                raise self._fail(f"job {job} was cancelled on the worker; re-submit it")
-            if state not in ("queued", "running"):
-                raise self._fail(f"malformed_response: job {job} is in unknown state {state!r}")
-            if slept >= POLL_BUDGET:
-                raise self._fail(f"timeout: job {job} did not finish after {int(slept * 1000)} "
-                                 "ms of polling; re-submit it later")
-            time.sleep(delay)
-            slept += delay
-            delay = min(delay * 2, POLL_CAP)
+        self._queued_job = job
+        try:
+            self._poll(job)
+        finally:
+            self._queued_job = None
         answer = self._authed("GET", f"/api/result?id={job}")
         if answer.status == 404:
             raise self._lost(job)
@@ -174,14 +153,48 @@ class CdpDevice:
             raise self._refused(answer)
         return answer.body
 
+    def _poll(self, job: int) -> None:
+        """Until the job is done: first poll at once, then 50 ms doubling to 1 s, giving up
+        after POLL_BUDGET_S of intended sleep (spec/wire.md §3.5)."""
+        slept, delay = 0.0, limits.POLL_FIRST_S
+        while True:
+            answer = self._authed("GET", f"/api/job?id={job}")
+            if answer.status == 404:
+                raise self._lost(job)
+            if answer.status != 200:
+                raise self._refused(answer)
+            state = _field(answer, "state")
+            if state == "done":
+                return
+            if state == "error":
+                code, detail = _field(answer, "code"), _field(answer, "detail")
+                code = code if isinstance(code, str) and code else "EXEC_FAILED"
+                detail = detail if isinstance(detail, str) else ""
+                raise self._fail(worker_error_text(code, detail), code, detail)
+            if state == "cancelled":
+                raise self._fail(f"job {job} was cancelled on the worker; re-submit it")
+            if state not in ("queued", "running"):
+                raise self._fail(f"malformed_response: job {job} is in unknown state "
+                                 f"{str(state)[:32]!r}")
+            if slept >= limits.POLL_BUDGET_S:
+                raise self._fail(f"timeout: job {job} did not finish after {int(slept * 1000)} "
+                                 "ms of polling; re-submit it later")
+            self._sleep(delay)
+            slept += delay
+            delay = min(delay * 2, limits.POLL_CAP_S)
+
+    def _sleep(self, seconds: float) -> None:
+        if self._stopping.wait(seconds):
+            raise self._fail("connect_failed: the run was interrupted")
+
     def _lost(self, job: int) -> DeviceFailure:
         return self._fail(f"job {job} result lost on worker {self.host}:{self.port} "
                           "(NO_SUCH_JOB): results are read-once and expire after "
                           f"{RESULT_TTL_S} s - "
                           "re-submit the job", "NO_SUCH_JOB")
 
-    def _refused(self, answer: _Answer) -> DeviceFailure:
-        err = answer.error()
+    def _refused(self, answer: Answer) -> DeviceFailure:
+        err = parse_error_json(answer.body)
         if err is None:
             return self._fail(f"malformed_response: HTTP {answer.status} with no parsable CDP "
                               "error body")

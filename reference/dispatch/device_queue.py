@@ -32,21 +32,50 @@ class DeviceQueue:
             self._cond.notify()
 
     def close(self) -> None:
+        """Run what is queued, then stop."""
         with self._cond:
             self._closed = True
             self._cond.notify()
         self._thread.join()
 
+    def abort(self) -> list[Job]:
+        """Stop without running what is queued (Ctrl-C); returns the dropped jobs. The job
+        in progress ends when the device is aborted (the fleet's part)."""
+        with self._cond:
+            self._closed = True
+            dropped, self._heap = self._heap, []
+            self._cond.notify()
+        return dropped
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
     def _loop(self) -> None:
-        while True:
+        job = None
+        try:
+            while True:
+                with self._cond:
+                    while not self._heap and not self._closed:
+                        self._cond.wait()
+                    if not self._heap:
+                        return
+                    job = heapq.heappop(self._heap)
+                try:
+                    outputs, error = self._run(job)
+                except Exception as e:  # a bug or a lying device: the job still gets an answer
+                    outputs, error = None, Diagnostic(
+                        "ERUN", f"flow '{job.name}': device '{self.device.alias}': internal "
+                        f"error {type(e).__name__}: {e}")
+                self.report(job, outputs, error)
+                job = None
+        finally:
+            # Only a BaseException gets here with work left: answer it rather than leave the
+            # scheduler waiting on jobs nobody will report.
             with self._cond:
-                while not self._heap and not self._closed:
-                    self._cond.wait()
-                if not self._heap:
-                    return
-                job = heapq.heappop(self._heap)
-            outputs, error = self._run(job)
-            self.report(job, outputs, error)
+                left, self._heap = ([job] if job else []) + self._heap, []
+            for j in left:
+                self.report(j, None, Diagnostic("ERUN", f"flow '{j.name}': device "
+                                                f"'{self.device.alias}': its queue stopped"))
 
     def _run(self, job: Job):
         """Lower at the device's ABI, pre-flight, send, decode. (outputs, None) or

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from bark_vm.wire.constants import DEFAULT_PORT
 
+from .limits import ANSWER_DEADLINE_S
+
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import register_secret
 from ..lang import ast
@@ -87,3 +89,17 @@ def remote_of(spec: DeviceSpec, environ=None) -> Remote:
     if bool(user) != bool(password):
         raise _plan_error(spec.alias, "user and pass go together")
     return Remote(host, port, user or None, password or None, token or None)
+
+
+def deadline_of(spec: DeviceSpec, environ=None) -> float:
+    """The device's answer deadline in seconds: its `timeout` field (a whole number of
+    seconds, at least 1), else ANSWER_DEADLINE_S."""
+    v = _value(spec, "timeout", os.environ if environ is None else environ)
+    if v is None:
+        return ANSWER_DEADLINE_S
+    if isinstance(v, str) and v.isdigit():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise _plan_error(spec.alias, f"bad timeout {v!r} (a whole number of seconds, 1 or "
+                          "more)")
+    return float(v)

@@ -8,7 +8,7 @@ from ..lang.names import suggest
 from ..ml.algorithms import is_tier_a
 from ..ops.registry import BY_NAME
 from ..wire.lower import LoweringError, lower
-from .devices import VM_ALIAS, DeviceSpec, device_specs, remote_of
+from .devices import VM_ALIAS, DeviceSpec, deadline_of, device_specs, remote_of
 from .plan import Plan, definitions, statements
 from .scheduler import Routing
 
@@ -34,6 +34,7 @@ def resolve_routing(program: ast.Program, plan: Plan, graphs: dict[str, FlowGrap
             if alias not in specs:
                 raise _refuse(f"flow '{name}': @device({alias}) names no device:: block"
                               + suggest(alias, specs))
+            deadline_of(specs[alias])
             if specs[alias].kind == "remote":
                 remote_of(specs[alias])  # env() secrets resolved now, before any login
         if isinstance(d, ast.MLDef):

@@ -17,6 +17,7 @@ from ..tensor import Tensor
 from .device_queue import DeviceQueue
 from .devices import DeviceSpec
 from .fleet import Fleet
+from . import limits
 from .jobs import Job
 from .ml_run import MlRun
 from .plan import Plan, definitions
@@ -77,6 +78,8 @@ class Scheduler:
 
     # --- the loop ----------------------------------------------------------------------
     def run(self) -> RunResult:
+        """Every planned definition, to its end. On an interrupt (Ctrl-C) or any other
+        escape, every device is stopped at once before the exception goes on."""
         self._waiting = list(self.plan.order)
         try:
             self._start_ready()
@@ -87,15 +90,35 @@ class Scheduler:
                 job, outputs, error = self._events.get()
                 self._in_flight -= 1
                 job.done(outputs, error)
-        finally:
-            for q in self._queues.values():
-                q.close()
-            if self._owns_fleet:
-                self.fleet.close()
-            if self._pool:
-                self._pool.shutdown()
+        except BaseException:
+            self._abort()
+            raise
+        self._close()
         self.result.errors = [d for _, _, d in sorted(self._errors, key=lambda e: e[:2])]
         return self.result
+
+    def _close(self) -> None:
+        for q in self._queues.values():
+            q.close()
+        if self._owns_fleet:
+            self.fleet.close()
+        if self._pool:
+            self._pool.shutdown()
+
+    def _abort(self) -> None:
+        """Drop queued jobs, stop every device (VM children killed, queued worker jobs
+        cancelled), and give the device threads a bounded time to see it."""
+        for q in self._queues.values():
+            q.abort()
+        self.fleet.abort()
+        for q in self._queues.values():
+            q.join(limits.CLOSE_GRACE_S)
+        if self._owns_fleet:
+            self.fleet.close()
+        if self._pool:
+            for proc in list(getattr(self._pool, "_processes", {}).values()):
+                proc.terminate()
+            self._pool.shutdown(wait=False, cancel_futures=True)
 
     def submit(self, job: Job) -> None:
         if job.target is None:
@@ -120,12 +143,19 @@ class Scheduler:
             self._in_flight += 1
             self.trace.start(job.name, "local", None)
             future = self._pool.submit(_evaluate_job, *args)
-            future.add_done_callback(lambda f: self._events.put((job, *self._local_result(
-                job, f.result()))))
+            future.add_done_callback(lambda f: self._pool_done(job, f))
             return
         self.trace.start(job.name, "local", None)
         outputs, error = self._local_result(job, _evaluate_job(*args))
         job.done(outputs, error)
+
+    def _pool_done(self, job: Job, future) -> None:
+        """On the pool's thread: every pool job is answered, a dead pool process included."""
+        try:
+            got = future.result()
+        except Exception as e:
+            got = ("err", f"the local worker process failed ({type(e).__name__})")
+        self._events.put((job, *self._local_result(job, got)))
 
     def _local_result(self, job: Job, got) -> tuple:
         status, value = got

@@ -1,15 +1,17 @@
 """A Bark VM child (DESIGN D7): one `bark-vm --alias A` process per `host = "local"` alias,
 spawned at first use, spoken to in stdio frames (HELO first, then MNPK -> MNRS | ERRJ)."""
-import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
-from bark_vm.wire import frames
 from bark_vm.wire.constants import FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNRS
+from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
 
+from . import limits
+from .frame_pipe import FramePipe, PipeClosed, PipeTimeout
 from .worker_errors import worker_error_text
 
 
@@ -31,10 +33,13 @@ def vm_command(alias: str, fields: dict) -> list[str]:
 
 
 class VmDevice:
-    def __init__(self, alias: str, command: list[str]):
-        self.alias, self.command = alias, command
+    def __init__(self, alias: str, command: list[str],
+                 deadline_s: float = limits.ANSWER_DEADLINE_S):
+        self.alias, self.command, self.deadline_s = alias, command, deadline_s
         self.proc: subprocess.Popen | None = None
         self.status: Status | None = None
+        self._pipe: FramePipe | None = None
+        self._broken: DeviceFailure | None = None
         self._log = None
 
     @property
@@ -43,71 +48,101 @@ class VmDevice:
 
     def start(self) -> Status:
         """Spawn the child and read its HELO; returns the status it advertises."""
+        if self._broken:
+            raise self._broken
         if self.proc is not None:
             return self.status
         self._log = tempfile.TemporaryFile()
         try:
             self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=self._log)
+                                         stdout=subprocess.PIPE, stderr=self._log, bufsize=0)
         except OSError as e:
             raise DeviceFailure(f"no local Bark VM: spawning '{self.command[0]}' failed: "
                                 f"{e.strerror or e}") from None
-        kind, payload = self._read()
+        self._pipe = FramePipe(self.proc.stdin.fileno(), self.proc.stdout.fileno())
+        kind, payload = self._read(time.monotonic() + self.deadline_s, "its HELO")
         if kind != FRAME_HELO:
-            raise DeviceFailure(f"the Bark VM for '{self.alias}' sent {kind!r} before HELO")
+            raise self._break(f"the Bark VM for '{self.alias}' sent {kind!r} before HELO")
         try:
             self.status = parse_status(payload)
         except ValueError as e:
-            raise DeviceFailure(f"the Bark VM for '{self.alias}' sent a bad HELO: {e}") from None
+            raise self._break(f"the Bark VM for '{self.alias}' sent a bad HELO: {e}") from None
         return self.status
 
     def run(self, request: bytes) -> bytes:
-        """Send one MNPK; the MNRS bytes, or DeviceFailure."""
+        """Send one MNPK; the MNRS bytes, or DeviceFailure. The whole exchange has one
+        deadline; past it the child is killed and the device stays failed."""
+        if self._broken:
+            raise self._broken
+        end = time.monotonic() + self.deadline_s
         try:
-            frames.write_frame(self.proc.stdin, FRAME_MNPK, request)
-        except (BrokenPipeError, OSError, ValueError):
+            self._pipe.write_frame(FRAME_MNPK, request, end)
+        except PipeClosed:
             raise self._died() from None
-        kind, payload = self._read()
+        except PipeTimeout:
+            raise self._timed_out("read the job") from None
+        kind, payload = self._read(end, "an answer")
         if kind == FRAME_MNRS:
             return payload
         if kind == FRAME_ERRJ:
-            try:
-                body = json.loads(payload)
-                code, detail = str(body["error"]), str(body.get("detail", ""))
-            except (ValueError, KeyError, TypeError):
-                raise DeviceFailure(f"the Bark VM for '{self.alias}' sent an unreadable "
-                                    "ERRJ") from None
-            raise DeviceFailure(worker_error_text(code, detail), code, detail)
-        raise DeviceFailure(f"the Bark VM for '{self.alias}' answered with a {kind!r} frame")
+            err = parse_error_json(payload)
+            if err is None:
+                raise DeviceFailure(f"the Bark VM for '{self.alias}' sent an unreadable ERRJ")
+            raise DeviceFailure(worker_error_text(*err), *err)
+        raise self._break(f"the Bark VM for '{self.alias}' answered with a {kind!r} frame")
 
-    def _read(self) -> tuple[bytes, bytes]:
+    def abort(self) -> None:
+        """Stop at once (on Ctrl-C): the child is killed, a wait on it ends."""
+        self._broken = self._broken or DeviceFailure(f"device '{self.alias}' (Bark VM, pid "
+                                                     f"{self.pid}) was stopped")
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+
+    def _read(self, end: float, what: str) -> tuple[bytes, bytes]:
         try:
-            got = frames.read_frame(self.proc.stdout)
-        except (frames.TruncatedFrame, OSError, ValueError):
-            got = None
-        if got is None:
-            raise self._died()
-        return got.type, got.payload
+            return self._pipe.read_frame(end)
+        except PipeClosed as e:
+            if e.why:
+                raise self._break(f"device '{self.alias}' (Bark VM, pid {self.pid}) "
+                                  f"{e.why}") from None
+            raise self._died() from None
+        except PipeTimeout:
+            raise self._timed_out(f"send {what}") from None
+
+    def _break(self, message: str) -> DeviceFailure:
+        """A child that broke the protocol is killed; every later job fails the same way."""
+        self._broken = DeviceFailure(message)
+        if self.proc.poll() is None:
+            self.proc.kill()
+        return self._broken
+
+    def _timed_out(self, what: str) -> DeviceFailure:
+        return self._break(
+            f"device '{self.alias}' (Bark VM, pid {self.pid}) did not {what} within "
+            f"{self.deadline_s:g} s (set timeout = N seconds in device::{self.alias} to wait "
+            "longer); the child was killed")
 
     def _died(self) -> DeviceFailure:
-        code = self.proc.poll() if self.proc else None
-        if code is None and self.proc:
+        code = self.proc.poll()
+        if code is None:
             try:
-                code = self.proc.wait(timeout=2)
+                code = self.proc.wait(timeout=limits.CLOSE_GRACE_S)
             except subprocess.TimeoutExpired:
                 code = None
         how = f"exited with status {code}" if code is not None and code >= 0 else (
             f"was killed by signal {-code}" if code is not None else "stopped answering")
-        return DeviceFailure(f"device '{self.alias}' (Bark VM, pid {self.pid}) {how}")
+        self._broken = DeviceFailure(f"device '{self.alias}' (Bark VM, pid {self.pid}) {how}")
+        return self._broken
 
     def close(self) -> None:
         if self.proc is None:
             return
         try:
             self.proc.stdin.close()
-            self.proc.wait(timeout=5)
+            self.proc.wait(timeout=limits.CLOSE_GRACE_S)
         except (OSError, subprocess.TimeoutExpired, ValueError):
             self.proc.kill()
             self.proc.wait()
+        self.proc.stdout.close()
         if self._log:
             self._log.close()

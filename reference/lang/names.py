@@ -28,7 +28,7 @@ ML_ALGORITHMS = ("linear_regression", "logistic_regression", "svm", "kmeans", "k
                  "naive_bayes", "decision_tree", "isolation_forest", "pca", "xgboost", "hmm")
 
 # device:: fields a worker declaration may hold (W015 for any other).
-DEVICE_FIELDS = ("host", "port", "user", "pass", "token", "discover", "vm")
+DEVICE_FIELDS = ("host", "port", "user", "pass", "token", "discover", "vm", "timeout")
 
 # Input source kinds: loaded here, and known kinds we refuse with E018 (R11, R40).
 INPUT_KINDS = ("csv", "model")

@@ -1,0 +1,174 @@
+"""One HTTP/1.1 request on a fresh connection with one total deadline (spec/wire.md §3.1):
+a connect timeout, then a single deadline from the first byte sent to the last byte read,
+so a peer that trickles bytes cannot stretch the wait. The answer is capped in size."""
+import socket
+import threading
+import time
+from dataclasses import dataclass
+
+from .limits import MAX_ANSWER_BYTES, MAX_HEAD_BYTES
+
+
+class ExchangeFailure(Exception):
+    """A transport failure; `kind` is one of the stable names connect_failed, timeout,
+    malformed_response, too_large."""
+
+    def __init__(self, kind: str, text: str):
+        super().__init__(f"{kind}: {text}")
+        self.kind, self.text = kind, text
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    headers: dict[str, str]  # names lower-cased
+    body: bytes
+
+
+class Exchange:
+    """One request. `abort()` (from another thread) ends a wait at once as connect_failed."""
+
+    def __init__(self, host: str, port: int, connect_timeout: float, deadline_s: float):
+        self.host, self.port = host, port
+        self.connect_timeout, self.deadline_s = connect_timeout, deadline_s
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._aborted = False
+
+    def abort(self) -> None:
+        with self._lock:
+            self._aborted = True
+            if self._sock is not None:
+                try:
+                    self._sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def send(self, method: str, path: str, first: list[tuple[str, str]],
+             then: list[tuple[str, str]], body: bytes | None) -> Answer:
+        """Headers in the spec's order: Host, `first` (the protocol header), Content-Length
+        when there is a body, then `then` (token, content type)."""
+        try:
+            sock = socket.create_connection((self.host, self.port), self.connect_timeout)
+        except socket.timeout:
+            raise ExchangeFailure("timeout", f"no connection within {self.connect_timeout:g} "
+                                  "s") from None
+        except OSError as e:
+            raise ExchangeFailure("connect_failed", e.strerror or str(e)) from None
+        with self._lock:
+            self._sock = sock
+            aborted = self._aborted
+        try:
+            if aborted:
+                raise ExchangeFailure("connect_failed", "the run was interrupted")
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            end = time.monotonic() + self.deadline_s
+            self._send_all(sock, _request_bytes(self.host, self.port, method, path, first,
+                                                then, body), end)
+            return self._read_answer(sock, end)
+        finally:
+            with self._lock:
+                self._sock = None
+            sock.close()
+
+    # --- reading and writing against the deadline -------------------------------------------
+    def _wait(self, sock: socket.socket, end: float) -> None:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise self._timeout()
+        sock.settimeout(left)
+
+    def _timeout(self) -> ExchangeFailure:
+        return ExchangeFailure("timeout", f"no complete answer within the {self.deadline_s:g} "
+                               "s deadline")
+
+    def _io(self, call, *args):
+        try:
+            return call(*args)
+        except socket.timeout:
+            raise self._timeout() from None
+        except OSError as e:
+            if self._aborted:
+                raise ExchangeFailure("connect_failed", "the run was interrupted") from None
+            raise ExchangeFailure("connect_failed", e.strerror or str(e)) from None
+
+    def _send_all(self, sock: socket.socket, data: bytes, end: float) -> None:
+        view = memoryview(data)
+        while view:
+            self._wait(sock, end)
+            view = view[self._io(sock.send, view):]
+
+    def _recv(self, sock: socket.socket, end: float) -> bytes:
+        self._wait(sock, end)
+        data = self._io(sock.recv, 1 << 16)
+        if self._aborted:
+            raise ExchangeFailure("connect_failed", "the run was interrupted")
+        return data
+
+    def _read_answer(self, sock: socket.socket, end: float) -> Answer:
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            if len(buf) > MAX_HEAD_BYTES:
+                raise ExchangeFailure("malformed_response", f"an answer head over "
+                                      f"{MAX_HEAD_BYTES} bytes")
+            chunk = self._recv(sock, end)
+            if not chunk and buf:
+                raise ExchangeFailure("malformed_response", "the connection closed before "
+                                      "the answer's head was complete")
+            if not chunk:  # the worker went away (a stopped container's proxy does this)
+                raise ExchangeFailure("connect_failed", "the connection closed without an "
+                                      "answer")
+            buf += chunk
+        head, _, body = buf.partition(b"\r\n\r\n")
+        status, headers = _parse_head(head)
+        if "transfer-encoding" in headers:
+            raise ExchangeFailure("malformed_response", "chunked transfer encoding")
+        length = headers.get("content-length")
+        if length is not None:
+            if not length.isdigit():
+                raise ExchangeFailure("malformed_response", f"bad Content-Length {length!r}")
+            if int(length) > MAX_ANSWER_BYTES:
+                raise ExchangeFailure("too_large", f"a {length}-byte answer is over the "
+                                      f"{MAX_ANSWER_BYTES}-byte cap")
+        want = int(length) if length is not None else None
+        parts, got = [body], len(body)
+        while want is None or got < want:
+            chunk = self._recv(sock, end)
+            if not chunk:
+                if want is not None:
+                    raise ExchangeFailure("malformed_response", f"the answer ended after {got}"
+                                          f" of {want} body bytes")
+                break
+            parts.append(chunk)
+            got += len(chunk)
+            if got > MAX_ANSWER_BYTES:
+                raise ExchangeFailure("too_large", f"the answer is over the "
+                                      f"{MAX_ANSWER_BYTES}-byte cap")
+        data = b"".join(parts)
+        return Answer(status, headers, data[:want] if want is not None else data)
+
+
+def _request_bytes(host: str, port: int, method: str, path: str, first: list, then: list,
+                   body: bytes | None) -> bytes:
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host}" if port == 80 else
+             f"Host: {host}:{port}"]
+    lines += [f"{k}: {v}" for k, v in first]
+    if body is not None:
+        lines.append(f"Content-Length: {len(body)}")
+    lines += [f"{k}: {v}" for k, v in then]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
+
+
+def _parse_head(head: bytes) -> tuple[int, dict[str, str]]:
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not (
+            parts[1].isdigit() and len(parts[1]) == 3):
+        raise ExchangeFailure("malformed_response", f"bad status line {lines[0][:64]!r}")
+    headers = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if not sep or not name or name != name.strip():
+            raise ExchangeFailure("malformed_response", f"bad header line {line[:64]!r}")
+        headers.setdefault(name.lower(), value.strip())
+    return int(parts[1]), headers
