@@ -5,7 +5,7 @@ errors, cancelled jobs, TOO_LARGE_FOR_SYNC, malformed answers, one line per CDP 
 import http.client
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
 
 import pytest
 
@@ -15,57 +15,7 @@ from maned.dispatch import cdp, limits
 from maned.dispatch.cdp import CdpDevice
 from maned.dispatch.vm import DeviceFailure
 from maned.dispatch.worker_errors import MEANING
-
-STATUS = {"proto": 1, "alias": "stub", "kind": "x86", "uptime_s": 1, "requests": 0,
-          "jobs_running": 0, "jobs_capacity": 4, "ops": ["add"], "max_payload": 1 << 25,
-          "ir": 2, "rf_slots": 4096}
-
-
-class Stub:
-    """A worker that answers from a script: path prefix -> list of (status, body, headers)."""
-
-    def __init__(self):
-        self.script: dict[str, list] = {}
-        self.log: list[tuple[str, str, dict]] = []
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def _answer(self):
-                length = int(self.headers.get("Content-Length") or 0)
-                self.rfile.read(length)
-                stub.log.append((self.command, self.path, dict(self.headers)))
-                key = next((k for k in stub.script if self.path.startswith(k)), None)
-                status, body, headers = (stub.script[key].pop(0) if key and stub.script[key]
-                                         else (404, {"error": "NO_SUCH_JOB"}, {}))
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                self.send_response(status)
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                if "Transfer-Encoding" not in headers:
-                    self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            do_GET = do_POST = do_DELETE = _answer
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        # a short shutdown poll: the default 0.5 s is paid by every teardown
-        threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
-
-    def device(self, **creds) -> CdpDevice:
-        creds = creds or {"user": "u", "password": "p", "token": None}
-        return CdpDevice("stub", "127.0.0.1", self.server.server_port, creds.get("user"),
-                         creds.get("password"), creds.get("token"))
-
-    def on(self, path: str, *answers) -> None:
-        self.script.setdefault(path, []).extend(
-            a if isinstance(a, tuple) and len(a) == 3 else (*a, {}) for a in answers)
-
-    def paths(self) -> list[str]:
-        return [f"{m} {p}" for m, p, _ in self.log]
-
+from stub_worker import DEEP_JSON, STATUS, Drip, Stub
 
 @pytest.fixture
 def stub():
@@ -73,7 +23,7 @@ def stub():
     s.on("/api/status", (200, STATUS))
     s.on("/api/auth", (200, {"token": "a" * 32, "alias": "stub"}))
     yield s
-    s.server.shutdown()
+    s.close()
 
 
 @pytest.fixture
@@ -254,3 +204,91 @@ def _golden_request() -> bytes:
     inputs = [Tensor((2, 2), (1, 2, 3, 4)), Tensor((2, 2), (5, 6, 7, 8)),
               Tensor((2, 2), (0, 0, -100, 0))]
     return encode_job(lower(graph, 1), inputs, Quant(1000, -1000, 0))
+
+
+# --- workers that lie or stall (DESIGN §10) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("body, why", [
+    ({**STATUS, "ir": 3}, "status field 'ir' is 3; the ABIs are 1 and 2"),
+    ({**STATUS, "ir": 1, "rf_slots": 4096}, "status field 'rf_slots' is 4096; ABI v1 has 1 "
+                                            "to 256 register slots"),
+    ({**STATUS, "uptime_s": -1}, "status field 'uptime_s' is missing or not a non-negative "
+                                 "integer"),
+    ({**STATUS, "proto": "1"}, "status field 'proto' is missing or not a non-negative integer"),
+    ({**STATUS, "ops": "add"}, "status field 'ops' is missing or not a list of strings"),
+    (b'{"proto":1,"deep":' + b"[" * 16 + b"]" * 16 + b"}", "nesting deeper than 16"),
+    (DEEP_JSON, "a JSON body of 600001 bytes is over 65536"),
+    (b'{"proto":1,"alias":"\\ud800"}', "a surrogate escape"),
+    (b'{"proto":1,"alias":"a\x01"}', "not JSON: Invalid control character"),
+    (json.dumps(STATUS).encode() + b" trailing", "not JSON: Extra data"),
+])
+def test_a_lying_status_is_malformed_response(body, why):
+    s = Stub()
+    try:
+        s.on("/api/status", (200, body))
+        with pytest.raises(DeviceFailure) as e:
+            s.device().start()
+        assert e.value.message.startswith(f"device 'stub' (127.0.0.1:{s.port}): "
+                                          f"malformed_response: bad status: {why}")
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("body", [DEEP_JSON, b'{"error":' * 20 + b'"X"' + b"}" * 20])
+def test_a_deeply_nested_error_body_is_no_error_body(stub, body):
+    stub.on("/api/execute?mode=sync", (500, body))
+    with pytest.raises(DeviceFailure) as e:
+        stub.device().run(b"MNPK")
+    assert e.value.message.endswith("malformed_response: HTTP 500 with no parsable CDP error "
+                                    "body")
+
+
+def test_a_deeply_nested_job_state_is_an_unknown_state(stub, no_sleep):
+    stub.on("/api/execute", (202, {"job": 4, "state": "queued"}))
+    stub.on("/api/job", (200, DEEP_JSON))
+    with pytest.raises(DeviceFailure) as e:
+        stub.device().run(b"x" * cdp.SYNC_LIMIT)
+    assert e.value.message.endswith("malformed_response: job 4 is in unknown state 'None'")
+
+
+def test_one_deadline_for_a_whole_request_however_the_bytes_trickle():
+    """The worker sends a byte every 0.2 s: each read gets one in time, yet the request as a
+    whole must end at its deadline, with the answer unfinished and the connection closed."""
+    drip = Drip(gap=0.2)
+    try:
+        dev = CdpDevice("drip", "127.0.0.1", drip.port, "u", "p", None, deadline_s=1.0)
+        dev.start()
+        with pytest.raises(DeviceFailure) as e:
+            dev.run(b"MNPK")
+        assert e.value.message == (f"device 'drip' (127.0.0.1:{drip.port}): timeout: no "
+                                   "complete answer within the 1 s deadline")
+        assert drip.hung_up.wait(30)  # the client closed on it
+        assert 0 < drip.sent < drip.total
+    finally:
+        drip.close()
+
+
+def test_abort_cancels_the_queued_async_job_and_ends_the_wait(stub):
+    """Ctrl-C's part: a job the device is polling is DELETEd, and the waiting thread ends."""
+    stub.on("/api/execute", (202, {"job": 11, "state": "queued"}))
+    stub.on("/api/job", *[(200, {"job": 11, "state": "queued"})] * 200)
+    stub.on("DELETE /api/job", (200, {"job": 11, "state": "cancelled"}))
+    dev, box = stub.device(), {}
+
+    def run():
+        try:
+            dev.run(b"x" * cdp.SYNC_LIMIT)
+        except DeviceFailure as e:
+            box["failure"] = e.message
+    th = threading.Thread(target=run)
+    th.start()
+    deadline = time.monotonic() + 30
+    while "GET /api/job?id=11" not in stub.paths():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    dev.abort()
+    th.join(30)
+    assert not th.is_alive()
+    assert "DELETE /api/job?id=11" in stub.paths()
+    assert box["failure"].endswith("connect_failed: the run was interrupted")

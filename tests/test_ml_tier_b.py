@@ -1,7 +1,5 @@
 """Tier B algorithms (spec/ml-exact.md §5–§9) and descriptor validity (§3): the documented
 goldens, the run-time refusals (§2.2), and properties on small random datasets."""
-import time
-
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
@@ -9,6 +7,8 @@ from maned.ml import decision_tree, descriptor, isolation_forest, kmeans, knn, n
 from maned.ml.base import MlRefusal
 from maned.ml.exact import apply_std_block, check_xy
 from maned.tensor import Tensor
+
+from bounded import bounded
 
 M = descriptor.MAGIC
 
@@ -231,16 +231,16 @@ def test_mutated_descriptors_are_invalid(name):
 
 @pytest.mark.parametrize("name", [n for n in FIXTURES if n != "linear"])
 @pytest.mark.parametrize("count", [2 ** 40, -(2 ** 40), -1, 0, 2 ** 63 - 1])
-def test_absurd_counts_give_a_reason_fast(name, count):
+def test_absurd_counts_give_a_reason_without_work_in_proportion(name, count):
+    """A count of 2^40 is refused after a few dozen lines, allocating nothing like it."""
     s = FIXTURES[name]
-    start = time.perf_counter()
     positions = [8, 9] if s[2] in (5, 8, 10, 11) else [8]  # iforest 9: first tree's M
     if s[2] == 5 and count > 0:
         positions = [9]  # knn's k is not a length: a k above n only means "every row"
     for i in positions:
-        reason = descriptor.validate(with_slot(s, i, count))
+        with bounded(lines=2000, peak_bytes=1 << 20):
+            reason = descriptor.validate(with_slot(s, i, count))
         assert isinstance(reason, str) and reason
-    assert time.perf_counter() - start < 0.5
 
 
 def test_gd_wrong_length_reason():

@@ -2,6 +2,7 @@
 --require-vm, refusals, the trace, two VMs overlapping, a VM killed mid-run."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -11,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import EXAMPLES, expand
+from gates import Gate, launcher
+from maned.cli.run import INTERRUPTED
 
-FAKES = Path(__file__).parent / "fakes"
 VMS = 'device::vm1 { host = "local"; }\ndevice::vm2 { host = "local"; }\n'
 PASS = "verify: PASS (compared local interpreter vs routed targets)"
 
@@ -145,13 +147,9 @@ def test_nothing_routed_says_skipped(maned_run):
 
 
 def test_a_worker_that_disagrees_fails_verify(maned_run, workdir):
-    launcher = workdir / "skewed-vm"
-    launcher.write_text(f"#!{sys.executable}\nimport runpy, sys\nsys.path.insert(0, "
-                        f"{str(FAKES)!r})\nrunpy.run_path({str(FAKES / 'skewed_vm.py')!r}, "
-                        "run_name='__main__')\n")
-    launcher.chmod(0o755)
+    launcher_path = launcher(workdir, "skewed_vm")
     source = "{H0}\nin::a = [[1,2],[3,4]];\n" + (
-        f'device::bad {{ host = "local"; vm = "{launcher}"; }}\n'
+        f'device::bad {{ host = "local"; vm = "{launcher_path}"; }}\n'
         "calc::lambda_flow sq(a) @device(bad) {\n    a a matmul r =\n} return r;\n")
     code, out, err = maned_run("--verify", source=source)
     assert code == 1
@@ -175,54 +173,110 @@ LONG = expand(open(EXAMPLES / "sweep.mnd").read()).replace("iters: 400,", "iters
     .replace("features: 2", "features: 2, budget: 64")
 
 
-def _start_maned_run(workdir, trace):
+def _gated(script: str, workdir: Path, timeout: int | None = None) -> str:
+    """The script with both VMs on the gated fake (and a `timeout` field when given)."""
+    vm = launcher(workdir, "gated_vm")
+    extra = f" timeout = {timeout};" if timeout else ""
+    for alias in ("vm1", "vm2"):
+        script = script.replace(f'device::{alias} {{ host = "local"; }}',
+                                f'device::{alias} {{ host = "local"; vm = "{vm}";{extra} }}')
+    return script
+
+
+def _start_maned_run(workdir: Path, text: str, gate: Gate, hold_from: int = 1, *args):
     script = workdir / "long.mnd"
-    script.write_text(LONG)
+    script.write_text(text)
+    env = dict(os.environ, MANED_TEST_HOLD=str(gate.path), MANED_TEST_HOLD_FROM=str(hold_from))
     return subprocess.Popen([sys.executable, "-c", "from maned.cli.run import console_main; "
-                             "console_main()", str(script), "--trace", str(trace)],
+                             "console_main()", str(script), *args], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _records(trace: Path) -> list[dict]:
-    if not trace.exists():
-        return []
-    return [json.loads(ln) for ln in trace.read_text().splitlines() if ln.endswith("}")]
+def _gone(pid: int) -> bool:
+    """The process has exited and been reaped (waits a little for the reaper)."""
+    deadline = time.monotonic() + 30
+    while Path(f"/proc/{pid}").exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
-def test_two_vm_aliases_really_overlap(workdir):
-    """DESIGN §6's sweep with budget 64 and iters 4000: many rounds per configuration; the
-    trace shows rounds of two configurations on two VMs in flight at the same time."""
-    trace = workdir / "t.jsonl"
-    proc = _start_maned_run(workdir, trace)
+def test_two_vm_aliases_really_run_at_once(workdir):
+    """DESIGN §6's sweep on two gated VMs that hold every job: both children hold a job at
+    the same time, which only two chains in flight at once can do; released, the run prints
+    the local block."""
+    gate = Gate(workdir / "hold").close()
+    text = _gated((EXAMPLES / "sweep.mnd").read_text(), workdir)
+    proc = _start_maned_run(workdir, text, gate, 1, "--verify")
+    try:
+        rows = gate.wait_for(lambda rows: {r[0] for r in rows} == {"vm1", "vm2"},
+                             "both VMs holding a job")
+        assert [r[2] for r in rows] == ["1", "1"]  # each child's first job, neither answered
+    finally:
+        gate.open()
     out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err
-    recs = _records(trace)
-    spans = {}
-    for r in recs:
-        spans.setdefault(r["flow"], {})[r["event"]] = r
-    rounds = [(s["start"]["time"], s["end"]["time"], s["start"]["target"], f.split("#")[1])
-              for f, s in spans.items() if "#r" in f]
-    assert len({c for *_, c in rounds}) == 3 and len(rounds) > 100
-    overlapping = sum(1 for a in rounds for b in rounds
-                      if a[2] != b[2] and a[0] < b[1] and b[0] < a[1])
-    assert overlapping > 0
+    local = subprocess.run([sys.executable, "-c", "from maned.cli.run import console_main; "
+                            "console_main()", str(EXAMPLES / "sweep.mnd"), "--verify"],
+                           capture_output=True, text=True, timeout=300)
+    assert (proc.returncode, err) == (0, "") and out == local.stdout and out.endswith(PASS + "\n")
 
 
 def test_a_vm_killed_mid_run_fails_its_round_and_prints_nothing_false(workdir):
-    trace = workdir / "t.jsonl"
-    proc = _start_maned_run(workdir, trace)
-    victim, deadline = None, time.monotonic() + 120
-    while victim is None and time.monotonic() < deadline:
-        starts = [r for r in _records(trace) if r["event"] == "start" and r["target"] == "vm2"]
-        if len(starts) > 5:
-            victim = starts[-1]["pid"]
-        time.sleep(0.05)
-    assert victim, "no vm2 round started"
-    os.kill(victim, signal.SIGKILL)
+    """vm2 holds its sixth job; the test kills it there, mid-chain, whatever the speed."""
+    gate = Gate(workdir / "hold").close()
+    proc = _start_maned_run(workdir, _gated(LONG, workdir), gate, 6)
+    try:
+        rows = gate.wait_for(lambda rows: any(r[0] == "vm2" and r[2] == "6" for r in rows),
+                             "vm2 holding its sixth job")
+        victim = int(next(r[1] for r in rows if r[0] == "vm2"))
+        os.kill(victim, signal.SIGKILL)
+    finally:
+        gate.open()
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 1
     assert "flow 'fit' outputs:" not in out and " : [" not in out
     lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: flow 'fit#c1#r")
-    assert lines[0].endswith(f"device 'vm2' (Bark VM, pid {victim}) was killed by signal 9 "
-                             "[ERUN]")
+    assert lines == [f"error: flow 'fit#c1#r5': device 'vm2' (Bark VM, pid {victim}) was killed "
+                     "by signal 9 [ERUN]"]
+
+
+def test_a_stopped_vm_child_ends_the_run_with_a_coded_timeout(workdir):
+    """kill -STOP of a child mid-sweep: the answer deadline (`timeout = 2`) ends the wait
+    with a line naming the round and the child's pid; the child is killed."""
+    gate = Gate(workdir / "hold").close()
+    proc = _start_maned_run(workdir, _gated(LONG, workdir, timeout=2), gate, 3)
+    try:
+        rows = gate.wait_for(lambda rows: any(r[0] == "vm1" and r[2] == "3" for r in rows),
+                             "vm1 holding its third job")
+        victim = int(next(r[1] for r in rows if r[0] == "vm1"))
+        os.kill(victim, signal.SIGSTOP)
+    finally:
+        gate.open()
+    out, err = proc.communicate(timeout=300)
+    assert (proc.returncode, out) == (1, "")
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert re.fullmatch(rf"error: flow 'fit#c[02]#r\d+': device 'vm1' \(Bark VM, pid {victim}\) "
+                        r"did not send an answer within 2 s \(set timeout = N seconds in "
+                        r"device::vm1 to wait longer\); the child was killed \[ERUN\]",
+                        lines[0]), lines[0]
+    assert _gone(victim)
+
+
+def test_ctrl_c_stops_a_routed_run_cleanly(workdir):
+    """SIGINT while both VMs hold a job: one notice line, exit 130, no traceback, nothing on
+    stdout, and both children gone."""
+    gate = Gate(workdir / "hold").close()
+    proc = _start_maned_run(workdir, _gated((EXAMPLES / "sweep.mnd").read_text(), workdir),
+                            gate, 1, "--verify")
+    try:
+        rows = gate.wait_for(lambda rows: {r[0] for r in rows} == {"vm1", "vm2"},
+                             "both VMs holding a job")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        gate.open()
+    assert (proc.returncode, out) == (130, "")
+    assert err == INTERRUPTED + "\n"
+    assert all(_gone(int(pid)) for _, pid, _ in rows)

@@ -10,10 +10,12 @@ from hypothesis import strategies as st
 
 from bark_vm.vm import serve
 from bark_vm.wire import ir as wire_ir
+from bark_vm.wire import strict_json
 from bark_vm.wire.constants import WorkerError
 from bark_vm.wire.envelope import QuantBlock, decode_request, decode_result, encode_request
 from bark_vm.wire.frames import frame_bytes, read_frame
 from bark_vm.wire.ir import Instr, Module
+from bark_vm.wire.status import parse_status
 from bark_vm.worker import WorkerConfig, check_request, handle
 from test_wire_golden import A_MNPK_V1, A_MNPK_V2, A_MNRS, B_MNPK_V1, C_MNPK_V2, D_MNPK_V1
 
@@ -334,3 +336,47 @@ def test_eof_inside_a_frame_exits_1_writing_nothing_more(tail):
 def test_eof_at_a_boundary_exits_0():
     rc, frames = session(b"")
     assert rc == 0 and [t for t, _ in frames] == [b"HELO"]
+
+
+# --- peer JSON (spec/wire.md §7: nesting capped at 16, no control characters, no surrogates)
+STRICT_JSON = [  # (text, None when accepted, else the start of the refusal)
+    ("[" * 16 + "]" * 16, None),
+    ("[" * 17 + "]" * 17, "nesting deeper than 16"),
+    ('{"a":' * 16 + "1" + "}" * 16, None),
+    ('{"a":' * 17 + "1" + "}" * 17, "nesting deeper than 16"),
+    ('"[[[[[[[[[[[[[[[[[["', None),  # brackets inside a string do not nest
+    ('"\\\\ud800"', None),  # an escaped backslash, then the letters "ud800"
+    ('"\\ud800"', "a surrogate escape"),
+    ('"\\uDFFF"', "a surrogate escape"),
+    ('"\\u00e9"', None),
+    ('"a\tb"', "not JSON: Invalid control character"),
+    ("{} {}", "not JSON: Extra data"),
+    ("1" * 70000, "a JSON body of 70000 bytes is over 65536"),
+]
+
+
+@pytest.mark.parametrize("text, refusal", STRICT_JSON)
+def test_strict_json(text, refusal):
+    if refusal is None:
+        assert strict_json.loads(text.encode()) == json.loads(text)
+    else:
+        with pytest.raises(ValueError) as e:
+            strict_json.loads(text.encode())
+        assert str(e.value).startswith(refusal)
+
+
+@given(st.binary(max_size=300))
+@settings(max_examples=300)
+def test_strict_json_raises_only_value_error(raw):
+    try:
+        strict_json.loads(raw)
+    except ValueError:
+        pass
+
+
+def test_a_status_with_an_unknown_field_nested_to_the_cap_is_accepted():
+    body = json.loads(WorkerConfig(alias="vm1").status_json())
+    text = json.dumps(body)[:-1] + ',"extra":' + "[" * 15 + "]" * 15 + "}"
+    assert parse_status(text.encode()).alias == "vm1"
+    with pytest.raises(ValueError, match="nesting deeper than 16"):
+        parse_status((json.dumps(body)[:-1] + ',"extra":' + "[" * 16 + "]" * 16 + "}").encode())

@@ -10,6 +10,7 @@ connection at a time; jobs run on one executor thread.
 """
 import argparse
 import os
+import select
 import signal
 import socket
 import sys
@@ -56,6 +57,32 @@ def _raise_stop(signum, frame):
     raise _Stop()
 
 
+def _accept_loop(listener: socket.socket, worker: Worker) -> None:
+    """Serve connections one at a time until a signal handler raises _Stop. A signal may be
+    delivered to any thread (the executor's, numpy's), which leaves a blocking accept() in
+    this one asleep; so this thread waits on the listener and the signal wakeup fd together."""
+    wake_r, wake_w = socket.socketpair()
+    wake_w.setblocking(False)
+    listener.setblocking(False)
+    signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
+    try:
+        while True:
+            ready, _, _ = select.select([listener, wake_r], [], [])
+            if wake_r in ready:
+                wake_r.recv(64)  # the handler runs (and raises _Stop) right after this
+            if listener in ready:
+                try:
+                    sock, _ = listener.accept()
+                except (BlockingIOError, ConnectionAbortedError):
+                    continue
+                sock.setblocking(True)
+                worker.serve_connection(sock)
+    finally:
+        signal.set_wakeup_fd(-1)
+        wake_r.close()
+        wake_w.close()
+
+
 def serve(args, env) -> int:
     user, password = env.get("BARK_USER", ""), env.get("BARK_PASS", "")
     missing = [name for name, v in (("BARK_USER", user), ("BARK_PASS", password)) if not v]
@@ -82,9 +109,7 @@ def serve(args, env) -> int:
     host, port = listener.getsockname()[:2]
     _say(f"bark-worker: serving {alias} on {host}:{port} (ABI {args.abi})")
     try:
-        while True:
-            sock, _ = listener.accept()
-            worker.serve_connection(sock)
+        _accept_loop(listener, worker)
     except _Stop:
         pass
     finally:

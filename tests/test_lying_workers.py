@@ -1,0 +1,91 @@
+"""Workers that lie, stall or trickle never hang `maned-run` (DESIGN §10): each case ends in
+one coded line naming the flow and the device, exit 1. Runs are child processes, so a hang
+shows as the guard's timeout, not as a stuck suite."""
+import subprocess
+import sys
+
+import pytest
+
+from maned.dispatch.cdp import CdpDevice
+from stub_worker import DEEP_JSON, STATUS, Drip, Stub
+
+HEAD = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\nin::a = [[1,2],[3,4]];\n"
+FLOW = "calc::lambda_flow f(a) @device(liar) {\n    a a add r =\n} return r;\n"
+
+
+def script(port: int, extra: str = "") -> str:
+    return (HEAD + f'device::liar {{ host = "127.0.0.1"; port = {port}; token = "{"t" * 32}";'
+            f'{extra} }}\n' + FLOW)
+
+
+def run(tmp_path, text: str) -> tuple[int, str, str]:
+    path = tmp_path / "liar.mnd"
+    path.write_text(text)
+    p = subprocess.run([sys.executable, "-c", "from maned.cli.run import console_main; "
+                        "console_main()", str(path)], capture_output=True, text=True,
+                       timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.fixture
+def stub():
+    s = Stub()
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("status, why", [
+    ({**STATUS, "ir": 3}, "status field 'ir' is 3; the ABIs are 1 and 2"),
+    (DEEP_JSON, "a JSON body of 600001 bytes is over 65536"),
+    (b'{"proto":1,"x":' + b"[" * 20 + b"]" * 20 + b"}", "nesting deeper than 16"),
+])
+def test_a_lying_status_is_one_coded_line(stub, tmp_path, status, why):
+    stub.on("/api/status", (200, status))
+    code, out, err = run(tmp_path, script(stub.port))
+    assert (code, out) == (1, "")
+    assert err == (f"error: flow 'f': device 'liar' (127.0.0.1:{stub.port}): malformed_response:"
+                   f" bad status: {why} [ERUN]\n")
+
+
+def test_a_deeply_nested_error_answer_is_one_coded_line(stub, tmp_path):
+    stub.on("/api/status", (200, STATUS))
+    stub.on("/api/execute", (500, DEEP_JSON))
+    code, out, err = run(tmp_path, script(stub.port))
+    assert (code, out) == (1, "")
+    assert err == (f"error: flow 'f': device 'liar' (127.0.0.1:{stub.port}): malformed_response:"
+                   " HTTP 500 with no parsable CDP error body [ERUN]\n")
+
+
+def test_a_trickling_worker_ends_at_the_device_deadline(tmp_path):
+    drip = Drip(gap=0.2)
+    try:
+        code, out, err = run(tmp_path, script(drip.port, " timeout = 1;"))
+        assert drip.sent < drip.total  # cut off mid-answer
+    finally:
+        drip.close()
+    assert (code, out) == (1, "")
+    assert err == (f"error: flow 'f': device 'liar' (127.0.0.1:{drip.port}): timeout: no complete"
+                   " answer within the 1 s deadline [ERUN]\n")
+
+
+@pytest.mark.parametrize("value, shown", [("0", "0"), ("-2", "-2"), ('"soon"', "'soon'")])
+def test_a_bad_timeout_field_is_refused_before_anything_runs(maned_run, value, shown):
+    code, out, err = maned_run(source=HEAD + f'device::liar {{ host = "local"; timeout = {value};'
+                               ' }\n' + FLOW)
+    assert (code, out) == (1, "")
+    assert err == (f"error: device 'liar': bad timeout {shown} (a whole number of seconds, 1 or "
+                   "more) [EPLAN]\n")
+
+
+def test_an_exception_in_a_device_thread_answers_its_job(stub, maned_run, monkeypatch):
+    """Whatever goes wrong inside a device's thread, its job is answered with a coded line
+    (here a fault injected into the client), and the run ends."""
+    stub.on("/api/status", (200, STATUS))
+
+    def broken(self, request):
+        raise ZeroDivisionError("injected")
+    monkeypatch.setattr(CdpDevice, "run", broken)
+    code, out, err = maned_run(source=script(stub.port))
+    assert (code, out) == (1, "")
+    assert err == ("error: flow 'f': device 'liar': internal error ZeroDivisionError: injected "
+                   "[ERUN]\n")
