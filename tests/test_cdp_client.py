@@ -257,12 +257,12 @@ def test_one_deadline_for_a_whole_request_however_the_bytes_trickle():
     whole must end at its deadline, with the answer unfinished and the connection closed."""
     drip = Drip(gap=0.2)
     try:
-        dev = CdpDevice("drip", "127.0.0.1", drip.port, "u", "p", None, deadline_s=1.0)
+        dev = CdpDevice("drip", "127.0.0.1", drip.port, "u", "p", None, deadline_s=2.0)
         dev.start()
         with pytest.raises(DeviceFailure) as e:
             dev.run(b"MNPK")
         assert e.value.message == (f"device 'drip' (127.0.0.1:{drip.port}): timeout: no "
-                                   "complete answer within the 1 s deadline")
+                                   "complete answer within the 2 s deadline")
         assert drip.hung_up.wait(30)  # the client closed on it
         assert 0 < drip.sent < drip.total
     finally:

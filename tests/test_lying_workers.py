@@ -59,13 +59,13 @@ def test_a_deeply_nested_error_answer_is_one_coded_line(stub, tmp_path):
 def test_a_trickling_worker_ends_at_the_device_deadline(tmp_path):
     drip = Drip(gap=0.2)
     try:
-        code, out, err = run(tmp_path, script(drip.port, " timeout = 1;"))
+        code, out, err = run(tmp_path, script(drip.port, " timeout = 2;"))
         assert drip.sent < drip.total  # cut off mid-answer
     finally:
         drip.close()
     assert (code, out) == (1, "")
     assert err == (f"error: flow 'f': device 'liar' (127.0.0.1:{drip.port}): timeout: no complete"
-                   " answer within the 1 s deadline [ERUN]\n")
+                   " answer within the 2 s deadline [ERUN]\n")
 
 
 @pytest.mark.parametrize("value, shown", [("0", "0"), ("-2", "-2"), ('"soon"', "'soon'")])

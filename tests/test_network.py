@@ -157,6 +157,8 @@ def test_status_prints_a_block_before_the_flows(pair, tmp_path):
 
 
 def test_a_worker_stopped_mid_sweep_is_connect_failed_naming_the_round(workers, tmp_path):
+    """bob is frozen once it has served ten rounds (so its chain, hundreds of rounds long,
+    cannot finish first), then stopped: the round it was serving fails."""
     with workers.start("rex", "test", SECRETS["P_REX"]) as rex, \
             workers.start("bob", "test", SECRETS["P_BOB"]) as bob:
         trace = tmp_path / "t.jsonl"
@@ -168,6 +170,7 @@ def test_a_worker_stopped_mid_sweep_is_connect_failed_naming_the_round(workers, 
             if sum('"target": "vm2"' in ln for ln in lines) > 10:
                 break
             time.sleep(0.05)
+        workers.pause(bob)
         workers.stop(bob)
         out, err = proc.communicate(timeout=300)
     assert proc.returncode == 1

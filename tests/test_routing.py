@@ -173,11 +173,11 @@ LONG = expand(open(EXAMPLES / "sweep.mnd").read()).replace("iters: 400,", "iters
     .replace("features: 2", "features: 2, budget: 64")
 
 
-def _gated(script: str, workdir: Path, timeout: int | None = None) -> str:
-    """The script with both VMs on the gated fake (and a `timeout` field when given)."""
+def _gated(script: str, workdir: Path, timeouts: dict | None = None) -> str:
+    """The script with both VMs on the gated fake (and `timeout` fields where given)."""
     vm = launcher(workdir, "gated_vm")
-    extra = f" timeout = {timeout};" if timeout else ""
     for alias in ("vm1", "vm2"):
+        extra = f" timeout = {timeouts[alias]};" if alias in (timeouts or {}) else ""
         script = script.replace(f'device::{alias} {{ host = "local"; }}',
                                 f'device::{alias} {{ host = "local"; vm = "{vm}";{extra} }}')
     return script
@@ -245,7 +245,7 @@ def test_a_stopped_vm_child_ends_the_run_with_a_coded_timeout(workdir):
     """kill -STOP of a child mid-sweep: the answer deadline (`timeout = 2`) ends the wait
     with a line naming the round and the child's pid; the child is killed."""
     gate = Gate(workdir / "hold").close()
-    proc = _start_maned_run(workdir, _gated(LONG, workdir, timeout=2), gate, 3)
+    proc = _start_maned_run(workdir, _gated(LONG, workdir, {"vm1": 2}), gate, 3)
     try:
         rows = gate.wait_for(lambda rows: any(r[0] == "vm1" and r[2] == "3" for r in rows),
                              "vm1 holding its third job")

@@ -2,6 +2,7 @@
 here, else `bark-worker` processes on loopback (said with a warning). With
 MANED_REQUIRE_DOCKER=1 (CI) a missing Docker is a failure, not a fallback (DESIGN D8)."""
 import os
+import signal
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,8 +44,15 @@ class Workers:
             with worker_container(self.client, IMAGE, alias, user, password, args) as w:
                 yield w
 
+    def pause(self, worker) -> None:
+        """Freeze a worker: it keeps its port but answers nothing until stopped."""
+        if worker.kind == "process":
+            worker.handle.send_signal(signal.SIGSTOP)
+        else:
+            worker.handle.pause()
+
     def stop(self, worker) -> None:
-        """Stop a worker mid-run (its port stops answering)."""
+        """Stop a worker mid-run, paused or not (its port stops answering)."""
         if worker.kind == "process":
             worker.handle.kill()
             worker.handle.wait()

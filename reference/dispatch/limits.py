@@ -7,6 +7,9 @@ CONNECT_TIMEOUT_S = 5.0
 # VM job from the request frame to the last byte of its answer (and the HELO). A device's
 # `timeout = N` field replaces it for that device.
 ANSWER_DEADLINE_S = 30.0
+# A Bark VM's start (spawn to HELO) gets at least this long whatever its `timeout`: a cold
+# start (an interpreter and numpy loading on a busy machine) is not an answer to a job.
+START_DEADLINE_S = 30.0
 MAX_ANSWER_BYTES = 64 * 1024 * 1024  # above the 32 MiB max_payload a v2 worker advertises
 MAX_HEAD_BYTES = 64 * 1024  # an HTTP answer's status line and headers
 POLL_FIRST_S, POLL_CAP_S, POLL_BUDGET_S = 0.05, 1.0, float(RESULT_TTL_S)

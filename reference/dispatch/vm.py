@@ -60,7 +60,8 @@ class VmDevice:
             raise DeviceFailure(f"no local Bark VM: spawning '{self.command[0]}' failed: "
                                 f"{e.strerror or e}") from None
         self._pipe = FramePipe(self.proc.stdin.fileno(), self.proc.stdout.fileno())
-        kind, payload = self._read(time.monotonic() + self.deadline_s, "its HELO")
+        start_s = max(self.deadline_s, limits.START_DEADLINE_S)
+        kind, payload = self._read(time.monotonic() + start_s, "its HELO", start_s)
         if kind != FRAME_HELO:
             raise self._break(f"the Bark VM for '{self.alias}' sent {kind!r} before HELO")
         try:
@@ -80,8 +81,8 @@ class VmDevice:
         except PipeClosed:
             raise self._died() from None
         except PipeTimeout:
-            raise self._timed_out("read the job") from None
-        kind, payload = self._read(end, "an answer")
+            raise self._timed_out("read the job", self.deadline_s) from None
+        kind, payload = self._read(end, "an answer", self.deadline_s)
         if kind == FRAME_MNRS:
             return payload
         if kind == FRAME_ERRJ:
@@ -98,7 +99,7 @@ class VmDevice:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
 
-    def _read(self, end: float, what: str) -> tuple[bytes, bytes]:
+    def _read(self, end: float, what: str, waited_s: float) -> tuple[bytes, bytes]:
         try:
             return self._pipe.read_frame(end)
         except PipeClosed as e:
@@ -107,7 +108,7 @@ class VmDevice:
                                   f"{e.why}") from None
             raise self._died() from None
         except PipeTimeout:
-            raise self._timed_out(f"send {what}") from None
+            raise self._timed_out(f"send {what}", waited_s) from None
 
     def _break(self, message: str) -> DeviceFailure:
         """A child that broke the protocol is killed; every later job fails the same way."""
@@ -116,10 +117,10 @@ class VmDevice:
             self.proc.kill()
         return self._broken
 
-    def _timed_out(self, what: str) -> DeviceFailure:
+    def _timed_out(self, what: str, waited_s: float) -> DeviceFailure:
         return self._break(
             f"device '{self.alias}' (Bark VM, pid {self.pid}) did not {what} within "
-            f"{self.deadline_s:g} s (set timeout = N seconds in device::{self.alias} to wait "
+            f"{waited_s:g} s (set timeout = N seconds in device::{self.alias} to wait "
             "longer); the child was killed")
 
     def _died(self) -> DeviceFailure:
