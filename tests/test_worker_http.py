@@ -6,7 +6,6 @@ from `mnpk-gen`. A long job is long by construction: the gated worker (tests/fak
 real worker whose executor holds each job while a file the test controls exists. Nothing
 here measures seconds; order, states and counters say what happened.
 """
-import ctypes
 import hashlib
 import http.client
 import json
@@ -25,6 +24,7 @@ import pytest
 
 from bark_vm.wire.envelope import decode_request, encode_request
 from gates import FAKES, Gate
+from threads import other_threads, signal_thread
 
 ROOT = Path(__file__).resolve().parent.parent
 USER, PASSWORD = "tester", "pw-Qz7!never-printed-9f3a"
@@ -43,7 +43,6 @@ MUTATION_CODES = {"bad_magic": ("BAD_ENVELOPE", 400), "bad_truncated": ("BAD_ENV
                   "bad_shape": ("SHAPE_MISMATCH", 422),
                   "unsupported_op": ("UNSUPPORTED_OP", 422)}
 IO_TIMEOUT = 2.0
-SYS_TGKILL = {"x86_64": 234, "aarch64": 131}.get(os.uname().machine, 234)
 READY = re.compile(r"bark-worker: serving (\S+) on 127\.0\.0\.1:(\d+) \(ABI (\d)\)")
 SEEN: list[bytes] = []  # every response (head and body) this module received
 TOKENS: list[str] = []
@@ -720,10 +719,9 @@ def test_sigterm_delivered_to_another_thread_still_stops_an_idle_worker(tmp):
     """The kernel may hand a process's SIGTERM to any of its threads; the idle worker must
     stop all the same (its main thread waits on the signal wakeup fd, not in accept())."""
     w = start_worker(tmp)
-    tids = [int(t) for t in os.listdir(f"/proc/{w.popen.pid}/task") if int(t) != w.popen.pid]
+    tids = other_threads(w.popen.pid)
     assert tids, "the worker has an executor thread"
-    libc = ctypes.CDLL(None, use_errno=True)
-    assert libc.syscall(SYS_TGKILL, w.popen.pid, tids[0], signal.SIGTERM) == 0
+    signal_thread(w.popen.pid, tids[0], signal.SIGTERM)
     assert w.popen.wait(timeout=30) == 0
     assert "bark-worker: bob stopped" in w.stderr()
 

@@ -89,7 +89,9 @@ class CdpDevice:
             exchange.abort()
         if job is not None and self.token:
             try:
-                Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S, self.deadline_s).send(
+                # short waits: Ctrl-C should not sit through a slow worker's full deadline
+                Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S,
+                         limits.CONNECT_TIMEOUT_S).send(
                     "DELETE", f"/api/job?id={job}", [(PROTO_HEADER, str(PROTO))],
                     [(TOKEN_HEADER, self.token)], None)
             except ExchangeFailure:

@@ -38,14 +38,13 @@ class DeviceQueue:
             self._cond.notify()
         self._thread.join()
 
-    def abort(self) -> list[Job]:
-        """Stop without running what is queued (Ctrl-C); returns the dropped jobs. The job
-        in progress ends when the device is aborted (the fleet's part)."""
+    def abort(self) -> None:
+        """Stop without running what is queued (Ctrl-C). The job in progress ends when the
+        device itself is aborted (the fleet's part)."""
         with self._cond:
             self._closed = True
-            dropped, self._heap = self._heap, []
+            self._heap = []
             self._cond.notify()
-        return dropped
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)

@@ -14,10 +14,10 @@ from ..interp.evaluate import FlowFailure, evaluate
 from ..lang import ast
 from ..ops.registry import OpContext
 from ..tensor import Tensor
+from . import limits
 from .device_queue import DeviceQueue
 from .devices import DeviceSpec
 from .fleet import Fleet
-from . import limits
 from .jobs import Job
 from .ml_run import MlRun
 from .plan import Plan, definitions
@@ -87,7 +87,7 @@ class Scheduler:
                 if self._local:
                     self._run_local(self._local.popleft())
                     continue
-                job, outputs, error = self._events.get()
+                job, outputs, error = self._next_event()
                 self._in_flight -= 1
                 job.done(outputs, error)
         except BaseException:
@@ -96,6 +96,15 @@ class Scheduler:
         self._close()
         self.result.errors = [d for _, _, d in sorted(self._errors, key=lambda e: e[:2])]
         return self.result
+
+    def _next_event(self) -> tuple:
+        """The next job answer. Waits in short slices: the kernel may hand SIGINT to a
+        device thread, and only a main thread that wakes up runs Python's handler."""
+        while True:
+            try:
+                return self._events.get(timeout=limits.SIGNAL_CHECK_S)
+            except queue.Empty:
+                continue
 
     def _close(self) -> None:
         for q in self._queues.values():

@@ -1,0 +1,18 @@
+"""A signal to one chosen thread of another process (Linux tgkill): the kernel may hand a
+process's signal to any of its threads, and the code under test must cope with the worst
+choice, so tests make that choice on purpose."""
+import ctypes
+import os
+
+SYS_TGKILL = {"x86_64": 234, "aarch64": 131}.get(os.uname().machine, 234)
+
+
+def other_threads(pid: int) -> list[int]:
+    """The thread ids of `pid` other than its main thread."""
+    return sorted(int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid)
+
+
+def signal_thread(pid: int, tid: int, sig: int) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(SYS_TGKILL, pid, tid, int(sig)) != 0:
+        raise OSError(ctypes.get_errno(), f"tgkill({pid}, {tid}, {sig}) failed")
