@@ -103,11 +103,13 @@ def free_port() -> int:
 
 @contextmanager
 def worker_process(alias: str, user: str, password: str, extra_args: tuple[str, ...] = (),
-                   timeout: float = 30):
-    """The same worker as a plain `bark-worker` process on loopback (where Docker is absent)."""
+                   timeout: float = 30, command: list[str] | None = None):
+    """The same worker as a plain `bark-worker` process on loopback (where Docker is absent);
+    `command` replaces `python -m bark_vm.server` (a test's instrumented worker)."""
     port = free_port()
     env = dict(os.environ, BARK_ALIAS=alias, BARK_USER=user, BARK_PASS=password)
-    proc = subprocess.Popen([sys.executable, "-m", "bark_vm.server", "serve", "--host",
+    command = command or [sys.executable, "-m", "bark_vm.server"]
+    proc = subprocess.Popen([*command, "serve", "--host",
                              "127.0.0.1", "--port", str(port), *extra_args], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

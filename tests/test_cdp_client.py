@@ -4,6 +4,10 @@ never produces (spec/wire.md §8 item 5): poll backoff, the poll budget, lost re
 errors, cancelled jobs, TOO_LARGE_FOR_SYNC, malformed answers, one line per CDP code."""
 import http.client
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -15,6 +19,9 @@ from maned.dispatch import cdp, limits
 from maned.dispatch.cdp import CdpDevice
 from maned.dispatch.vm import DeviceFailure
 from maned.dispatch.worker_errors import MEANING
+from gates import FAKES, Gate
+from maned.cli.run import INTERRUPTED
+from signals import default_sigint
 from stub_worker import DEEP_JSON, STATUS, Drip, Stub
 
 @pytest.fixture
@@ -292,3 +299,51 @@ def test_abort_cancels_the_queued_async_job_and_ends_the_wait(stub):
     assert not th.is_alive()
     assert "DELETE /api/job?id=11" in stub.paths()
     assert box["failure"].endswith("connect_failed: the run was interrupted")
+
+
+def test_ctrl_c_cancels_the_job_a_worker_still_has_queued(tmp_path):
+    """maned-run interrupted while a worker holds one async job and queues another (two
+    aliases on one gated worker): the queued job is cancelled, the held one cannot be."""
+    gate = Gate(tmp_path / "hold").close()
+    command = [sys.executable, str(FAKES / "gated_worker.py"), str(gate.path)]
+    with worker_process("bob", "test", "pw-cancel", command=command) as w:
+        n = 130  # 67,600-byte inputs: over the 64 KiB sync limit, so both go async
+        values = ",".join(str(i % 7) for i in range(n * n))
+        head = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+        devices = "".join(f'device::{a} {{ host = "{w.host}"; port = {w.port}; user = "test"; '
+                          'pass = env("P_BOB"); }\n' for a in ("rex", "bob"))
+        flows = "".join(f"calc::lambda_flow {f}(m) @device({a}) {{\n    m m add s =\n}} "
+                        "return s;\n" for f, a in (("one", "rex"), ("two", "bob")))
+        script = tmp_path / "two.mnd"
+        script.write_text(head + devices + flows)
+        proc = subprocess.Popen([sys.executable, "-c", "from maned.cli.run import console_main;"
+                                 " console_main()", str(script), "--in", f"m={n}x{n}:{values}"],
+                                env=dict(os.environ, P_BOB="pw-cancel"), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+        try:
+            rows = gate.wait_for(lambda rows: len({r[1] for r in rows if r[0] == "poll"}) == 2,
+                                 "both jobs submitted and polled")
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+            assert (proc.returncode, out, err) == (130, "", INTERRUPTED + "\n")
+            token = _login(w, "test", "pw-cancel")
+            states = sorted(_job_state(w, token, int(job)) for job in
+                            {r[1] for r in rows if r[0] == "poll"})
+            assert states == ["cancelled", "running"]
+        finally:
+            gate.open()
+    assert sum(1 for r in gate.entries() if r[0] == "job") == 1  # the cancelled never ran
+
+
+def _login(w, user: str, password: str) -> str:
+    conn = http.client.HTTPConnection(w.host, w.port, timeout=30)
+    conn.request("POST", "/api/auth", json.dumps({"username": user, "password": password}),
+                 {"X-Maned-Proto": "1"})
+    return json.loads(conn.getresponse().read())["token"]
+
+
+def _job_state(w, token: str, job: int) -> str:
+    conn = http.client.HTTPConnection(w.host, w.port, timeout=30)
+    conn.request("GET", f"/api/job?id={job}", headers={"X-Maned-Proto": "1",
+                                                        "X-Maned-Token": token})
+    return json.loads(conn.getresponse().read())["state"]

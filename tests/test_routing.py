@@ -14,7 +14,7 @@ import pytest
 from conftest import EXAMPLES, expand
 from gates import Gate, launcher
 from maned.cli.run import INTERRUPTED
-from threads import other_threads, signal_thread
+from signals import default_sigint, other_threads, signal_thread
 
 VMS = 'device::vm1 { host = "local"; }\ndevice::vm2 { host = "local"; }\n'
 PASS = "verify: PASS (compared local interpreter vs routed targets)"
@@ -190,7 +190,8 @@ def _start_maned_run(workdir: Path, text: str, gate: Gate, hold_from: int = 1, *
     env = dict(os.environ, MANED_TEST_HOLD=str(gate.path), MANED_TEST_HOLD_FROM=str(hold_from))
     return subprocess.Popen([sys.executable, "-c", "from maned.cli.run import console_main; "
                              "console_main()", str(script), *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
 
 
 def _gone(pid: int) -> bool:

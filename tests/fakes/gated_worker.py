@@ -3,14 +3,14 @@ exists, so a "long" job is long by construction, not by the machine's speed.
 
     python gated_worker.py HOLD_FILE serve [bark-worker options]
 
-Each job that reaches the executor appends a line to HOLD_FILE.entered first, so a test
-knows the job is executing (held) before it probes. A hold left in place is released after
+Each job that reaches the executor appends `job PID` to HOLD_FILE.entered first, so a test
+knows the job is executing (held) before it probes; each poll of a job appends `poll ID`. A hold left in place is released after
 HOLD_LIMIT_S, so a broken test cannot leave a worker stuck."""
 import os
 import sys
 import time
 
-from bark_vm.server import app, cli
+from bark_vm.server import app, cli, jobs
 
 HOLD_LIMIT_S = 120
 HOLD = sys.argv.pop(1)
@@ -26,6 +26,16 @@ def _held(request, module):
     return _real(request, module)
 
 
+_real_poll = jobs.JobTable.poll
+
+
+def _logged_poll(self, job_id):
+    with open(HOLD + ".entered", "a") as f:
+        f.write(f"poll {job_id}\n")
+    return _real_poll(self, job_id)
+
+
 app.execute_request = _held
+jobs.JobTable.poll = _logged_poll
 if __name__ == "__main__":
     cli.main()
