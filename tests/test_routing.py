@@ -224,39 +224,38 @@ def test_two_vm_aliases_really_run_at_once(workdir):
     assert (proc.returncode, err) == (0, "") and out == local.stdout and out.endswith(PASS + "\n")
 
 
-def test_a_vm_killed_mid_run_fails_its_round_and_prints_nothing_false(workdir):
-    """vm2 holds its sixth job; the test kills it there, mid-chain, whatever the speed."""
+def _signal_vm_holding(workdir: Path, text: str, alias: str, job: int, sig: int):
+    """Run `text` on gated VMs; once `alias` holds its job number `job`, send `sig` to that
+    child and release the gate. (returncode, stdout, stderr, the child's pid)."""
     gate = Gate(workdir / "hold").close()
-    proc = _start_maned_run(workdir, _gated(LONG, workdir), gate, 6)
+    proc = _start_maned_run(workdir, text, gate, job)
     try:
-        rows = gate.wait_for(lambda rows: any(r[0] == "vm2" and r[2] == "6" for r in rows),
-                             "vm2 holding its sixth job")
-        victim = int(next(r[1] for r in rows if r[0] == "vm2"))
-        os.kill(victim, signal.SIGKILL)
+        rows = gate.wait_for(lambda rows: [alias, str(job)] in [[r[0], r[2]] for r in rows],
+                             f"{alias} holding job {job}")
+        victim = int(next(r[1] for r in rows if r[0] == alias))
+        os.kill(victim, sig)
     finally:
         gate.open()
     out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 1
+    return proc.returncode, out, err, victim
+
+
+def test_a_vm_killed_mid_run_fails_its_round_and_prints_nothing_false(workdir):
+    """vm2 holds its sixth job; the test kills it there, mid-chain, whatever the speed."""
+    code, out, err, victim = _signal_vm_holding(workdir, _gated(LONG, workdir), "vm2", 6,
+                                                signal.SIGKILL)
+    assert code == 1
     assert "flow 'fit' outputs:" not in out and " : [" not in out
-    lines = err.splitlines()
-    assert lines == [f"error: flow 'fit#c1#r5': device 'vm2' (Bark VM, pid {victim}) was killed "
-                     "by signal 9 [ERUN]"]
+    assert err.splitlines() == [f"error: flow 'fit#c1#r5': device 'vm2' (Bark VM, pid {victim}) "
+                                "was killed by signal 9 [ERUN]"]
 
 
 def test_a_stopped_vm_child_ends_the_run_with_a_coded_timeout(workdir):
     """kill -STOP of a child mid-sweep: the answer deadline (`timeout = 2`) ends the wait
     with a line naming the round and the child's pid; the child is killed."""
-    gate = Gate(workdir / "hold").close()
-    proc = _start_maned_run(workdir, _gated(LONG, workdir, {"vm1": 2}), gate, 3)
-    try:
-        rows = gate.wait_for(lambda rows: any(r[0] == "vm1" and r[2] == "3" for r in rows),
-                             "vm1 holding its third job")
-        victim = int(next(r[1] for r in rows if r[0] == "vm1"))
-        os.kill(victim, signal.SIGSTOP)
-    finally:
-        gate.open()
-    out, err = proc.communicate(timeout=300)
-    assert (proc.returncode, out) == (1, "")
+    code, out, err, victim = _signal_vm_holding(workdir, _gated(LONG, workdir, {"vm1": 2}),
+                                                "vm1", 3, signal.SIGSTOP)
+    assert (code, out) == (1, "")
     lines = err.splitlines()
     assert len(lines) == 1, err
     assert re.fullmatch(rf"error: flow 'fit#c[02]#r\d+': device 'vm1' \(Bark VM, pid {victim}\) "
