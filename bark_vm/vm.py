@@ -14,7 +14,7 @@ from .wire.constants import (
     DEFAULT_MAX_PAYLOAD, FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNRS, WorkerError,
 )
 from .wire.frames import TruncatedFrame, error_json, read_frame, write_frame
-from .worker import WorkerConfig, handle
+from .pipeline import WorkerConfig, handle
 
 
 def _parser() -> argparse.ArgumentParser:

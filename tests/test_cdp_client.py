@@ -202,8 +202,8 @@ def _golden_request() -> bytes:
     from maned.check import check
     from maned.lang.ast import Quant
     from maned.tensor import Tensor
-    from maned.wire.job import encode_job
-    from maned.wire.lower import lower
+    from maned.lowering.envelopes import encode_job
+    from maned.lowering.lower import lower
     text = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
             "calc::lambda_flow layer(x, w, bias) {\n    x w matmul product =\n"
             "    product bias elemwise_add shifted =\n    shifted relu result =\n} return result;\n")

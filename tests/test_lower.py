@@ -5,9 +5,9 @@ import pytest
 from bark_vm.wire.ir import Instr
 from maned.check import check
 from maned.tensor import Tensor
-from maned.wire.job import JobError, decode_result, encode_job, job_quant
-from maned.wire.lower import LoweringError, lower
-from maned.wire.shapes import rank0_outputs
+from maned.lowering.envelopes import JobError, decode_result, encode_job, job_quant
+from maned.lowering.lower import LoweringError, lower
+from maned.lowering.shapes import rank0_outputs
 from bark_vm.wire.envelope import encode_result
 
 H = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"

@@ -22,14 +22,14 @@ from bark_vm.wire.envelope import (
 )
 from bark_vm.wire.frames import frame_bytes, read_frame
 from bark_vm.wire.status import encode_status, parse_status
-from bark_vm.worker import WorkerConfig, handle, ops_for
+from bark_vm.pipeline import WorkerConfig, handle, ops_for
 from maned.check import check
 from maned.interp.evaluate import evaluate
 from maned.io.cli_values import parse_value
 from maned.ops.registry import OpContext
-from maned.wire.job import decode_result as decode_job_result
-from maned.wire.job import encode_job, result_entries
-from maned.wire.lower import lower
+from maned.lowering.envelopes import decode_result as decode_job_result
+from maned.lowering.envelopes import encode_job, result_entries
+from maned.lowering.lower import lower
 
 # Full hex dumps of spec/wire-golden.md (generated from its dump blocks).
 A_IR_V1 = bytes.fromhex(

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from bark_vm.server.auth import Authenticator
-from bark_vm.server.jobs import JobTable
+from bark_vm.server.job_table import JobTable
 from bark_vm.wire.constants import WorkerError
 
 

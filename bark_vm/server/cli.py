@@ -16,7 +16,7 @@ import socket
 import sys
 
 from ..wire.constants import DEFAULT_LOCKOUT_S, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT
-from .app import Worker, default_config
+from .endpoints import Endpoints, default_config
 from .auth import Authenticator
 
 DEFAULT_IO_TIMEOUT_S = 5.0
@@ -57,7 +57,7 @@ def _raise_stop(signum, frame):
     raise _Stop()
 
 
-def _accept_loop(listener: socket.socket, worker: Worker) -> None:
+def _accept_loop(listener: socket.socket, worker: Endpoints) -> None:
     """Serve connections one at a time until a signal handler raises _Stop. A signal may be
     delivered to any thread (the executor's, numpy's), which leaves a blocking accept() in
     this one asleep; so this thread waits on the listener and the signal wakeup fd together."""
@@ -101,7 +101,7 @@ def serve(args, env) -> int:
         return 1
     import bark_vm.executor  # noqa: F401  (numpy and the op table loaded before the first job)
 
-    worker = Worker(config, Authenticator(user, password, args.lockout_seconds),
+    worker = Endpoints(config, Authenticator(user, password, args.lockout_seconds),
                     io_timeout=args.io_timeout, log=_say)
     del password
     signal.signal(signal.SIGTERM, _raise_stop)

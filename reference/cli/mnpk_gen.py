@@ -27,8 +27,8 @@ from ..io.inputs import load_inputs, parse_overrides
 from ..lang import ast
 from ..ops.registry import OpContext
 from ..tensor import Tensor
-from ..wire.job import JobError, encode_job, job_quant, result_entries
-from ..wire.lower import LoweringError, lower
+from ..lowering.envelopes import JobError, encode_job, job_quant, result_entries
+from ..lowering.lower import LoweringError, lower
 from .args import ArgReader, ToolOptions, usage_error
 from .version import version_text
 

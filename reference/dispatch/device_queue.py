@@ -7,9 +7,9 @@ from bark_vm.wire.ir import compute_mnemonics
 
 from ..diagnostics import Diagnostic
 from ..lang.ast import Quant
-from ..wire.job import JobError, decode_result, encode_job
-from ..wire.lower import LoweringError, lower
-from .jobs import Job
+from ..lowering.envelopes import JobError, decode_result, encode_job
+from ..lowering.lower import LoweringError, lower
+from .job import Job
 from .preflight import PreflightFailure, preflight
 from .trace import Trace
 from .vm import DeviceFailure

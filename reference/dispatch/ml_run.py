@@ -9,7 +9,7 @@ from ..ml.chain import round_name
 from ..ml.chunking import round_spans, steps_per_round
 from ..ml.train import bind_returns, fit_tier_b
 from ..tensor import Tensor
-from .jobs import Job
+from .job import Job
 
 
 class MlRun:

@@ -7,7 +7,7 @@ from ..lang import ast
 from ..lang.names import suggest
 from ..ml.algorithms import is_tier_a
 from ..ops.registry import BY_NAME
-from ..wire.lower import LoweringError, lower
+from ..lowering.lower import LoweringError, lower
 from .devices import VM_ALIAS, DeviceSpec, deadline_of, device_specs, remote_of
 from .plan import Plan, definitions, statements
 from .scheduler import Routing

@@ -18,7 +18,7 @@ from . import limits
 from .device_queue import DeviceQueue
 from .devices import DeviceSpec
 from .fleet import Fleet
-from .jobs import Job
+from .job import Job
 from .ml_run import MlRun
 from .plan import Plan, definitions
 from .trace import Trace

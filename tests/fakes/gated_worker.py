@@ -10,11 +10,11 @@ import os
 import sys
 import time
 
-from bark_vm.server import app, cli, jobs
+from bark_vm.server import cli, endpoints, job_table
 
 HOLD_LIMIT_S = 120
 HOLD = sys.argv.pop(1)
-_real = app.execute_request
+_real = endpoints.execute_request
 
 
 def _held(request, module):
@@ -26,7 +26,7 @@ def _held(request, module):
     return _real(request, module)
 
 
-_real_poll = jobs.JobTable.poll
+_real_poll = job_table.JobTable.poll
 
 
 def _logged_poll(self, job_id):
@@ -35,7 +35,7 @@ def _logged_poll(self, job_id):
     return _real_poll(self, job_id)
 
 
-app.execute_request = _held
-jobs.JobTable.poll = _logged_poll
+endpoints.execute_request = _held
+job_table.JobTable.poll = _logged_poll
 if __name__ == "__main__":
     cli.main()

@@ -1,6 +1,6 @@
 """bark-worker's endpoints (spec/wire.md §3.2-3.6, DESIGN D6, R18-R21, R43).
 
-`Worker.serve_connection(sock)` answers one accepted connection. The checks, first
+`Endpoints.serve_connection(sock)` answers one accepted connection. The checks, first
 failure wins:
 
   1. the HTTP head (BAD_ENVELOPE; a client that stalls is cut off without an answer);
@@ -11,7 +11,7 @@ failure wins:
   5. for a body-carrying POST: Content-Length present (BAD_ENVELOPE otherwise), not over
      max_payload (TOO_LARGE) and, for mode=sync, under 64 KiB (TOO_LARGE_FOR_SYNC); an
      async submit with every slot occupied is BUSY. All decided before the body is read;
-  6. the body, then the request pipeline of `bark_vm.worker`.
+  6. the body, then the request pipeline of `bark_vm.pipeline`.
 
 A sync execute is checked (steps 2-6 of wire-golden §6.1) here, then its socket goes to
 the executor thread, which writes the MNRS or the error when the job has run. An async
@@ -27,10 +27,10 @@ from ..wire import strict_json
 from ..wire.constants import (
     JOB_CAPACITY, MNRS_TYPE, PROTO, PROTO_HEADER, SYNC_LIMIT, TOKEN_HEADER, WorkerError,
 )
-from ..worker import WorkerConfig, check_request, execute_request
+from ..pipeline import WorkerConfig, check_request, execute_request
 from . import http
 from .auth import Authenticator
-from .jobs import JobTable
+from .job_table import JobTable
 from .runner import Runner
 
 AUTH_BODY_MAX = 4096
@@ -46,7 +46,7 @@ ROUTES = {
 }
 
 
-class Worker:
+class Endpoints:
     def __init__(self, config: WorkerConfig, auth: Authenticator, io_timeout: float = 5.0,
                  log=None, clock=time.monotonic):
         self.config, self.auth, self.io_timeout = config, auth, io_timeout
@@ -228,7 +228,7 @@ class _Conn:
                               f"{max_payload}")
         return n
 
-    def body(self, worker: Worker, limit: int | None = None) -> bytes:
+    def body(self, worker: Endpoints, limit: int | None = None) -> bytes:
         n = self.require_length(worker.config.max_payload)
         if limit is not None and n > limit:
             raise WorkerError("BAD_ENVELOPE", f"a body of {n} bytes is over this endpoint's "
