@@ -1,3 +1,11 @@
-"""Maned: the language front end and its deliberately simple pure-Python reference."""
+"""Maned: the language front end and its deliberately simple pure-Python reference.
+
+`maned.run(path_or_source=...)` runs a script and returns a `Report` (docs/api.md)."""
 
 __version__ = "0.1.0"
+
+from .pipeline.report import Report  # noqa: E402
+from .pipeline.run import run  # noqa: E402
+from .tensor import Tensor  # noqa: E402
+
+__all__ = ["Report", "Tensor", "run", "__version__"]

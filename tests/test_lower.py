@@ -7,6 +7,7 @@ from maned.check import check
 from maned.tensor import Tensor
 from maned.lowering.envelopes import JobError, decode_result, encode_job, job_quant
 from maned.lowering.lower import LoweringError, lower
+from maned.lowering.compiled import Compiler
 from maned.lowering.shapes import rank0_outputs
 from bark_vm.wire.envelope import encode_result
 
@@ -165,10 +166,9 @@ def test_rank0_restore():
     scalar, vec = Tensor.scalar(3), Tensor((1,), (3,))
     assert rank0_outputs(g, {"x": scalar, "y": scalar}) == (True, True, False, True)
     assert rank0_outputs(g, {"x": scalar, "y": vec}) == (False, True, False, True)
-    lowered = lower(g, 2)
-    inputs = [scalar, scalar]
+    compiled = Compiler().compile(g, 2, {"x": scalar, "y": scalar})
     raw = encode_result([((1,), (6,)), ((1,), (3,)), ((1,), (6,)), ((1,), (6,))], 2)
-    out = decode_result(raw, lowered, ["a", "b", "c", "d"], inputs=inputs)
+    out = decode_result(raw, compiled)
     assert [out[n].shape for n in "abcd"] == [(), (), (1,), ()]
 
 
@@ -191,15 +191,14 @@ def test_encode_job_promotes_rank0_and_refuses_int8_misfits():
 
 def test_decode_result_checks():
     g, _ = graph("x relu r =")
-    lowered = lower(g, 2)
-    x = [Tensor((1,), (1,))]
+    compiled = Compiler().compile(g, 2, {"x": Tensor((1,), (1,))})
     with pytest.raises(JobError, match="malformed"):
-        decode_result(b"MNRS", lowered, ["r"], inputs=x)
+        decode_result(b"MNRS", compiled)
     with pytest.raises(JobError, match="status 3"):
-        decode_result(encode_result([], 2, status=3), lowered, ["r"], inputs=x)
+        decode_result(encode_result([], 2, status=3), compiled)
     with pytest.raises(JobError, match="returned 2 output"):
-        decode_result(encode_result([((1,), (1,))] * 2, 2), lowered, ["r"], inputs=x)
+        decode_result(encode_result([((1,), (1,))] * 2, 2), compiled)
     raw = bytearray(encode_result([((1,), (1,))], 2))
     raw[12] = 1
     with pytest.raises(JobError, match="out of order"):
-        decode_result(bytes(raw), lowered, ["r"], inputs=x)
+        decode_result(bytes(raw), compiled)

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from maned.dispatch.cdp import CdpDevice
+from maned.targets.cdp import CdpDevice
 from stub_worker import DEEP_JSON, STATUS, Drip, Stub
 
 HEAD = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\nin::a = [[1,2],[3,4]];\n"

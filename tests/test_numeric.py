@@ -4,7 +4,7 @@ import hashlib
 import pytest
 from hypothesis import given, strategies as st
 
-from bark_vm import lut
+from bark_vm.wire import lut
 from maned.numeric import activation
 from maned.numeric.int32 import INT32_MAX, INT32_MIN, rdiv, tdiv, wrap32
 from maned.ops.broadcast import broadcast_shape
@@ -159,7 +159,7 @@ def test_lut_quantres_outside_0_9_is_refused(q):
 def test_lut_module_imports_neither_maned_nor_numpy():
     import subprocess
     import sys
-    code = ("import sys, bark_vm.lut; "
+    code = ("import sys, bark_vm.wire.lut; "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('maned', 'numpy')]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -29,6 +29,7 @@ from maned.io.cli_values import parse_value
 from maned.ops.registry import OpContext
 from maned.lowering.envelopes import decode_result as decode_job_result
 from maned.lowering.envelopes import encode_job, result_entries
+from maned.lowering.compiled import Compiler
 from maned.lowering.lower import lower
 
 # Full hex dumps of spec/wire-golden.md (generated from its dump blocks).
@@ -276,8 +277,8 @@ def test_mnrs_from_the_local_interpreter(built):
     if fx.mnrs_dump is not None:
         assert mnrs == fx.mnrs_dump
     assert {n: (t.shape, t.data) for n, t in local.items()} == fx.outputs
-    names = [n for n, _ in graph.outputs]
-    back = decode_job_result(mnrs, lowered, names, inputs=inputs)
+    compiled = Compiler().compile(graph, fx.abi, dict(zip(graph.params, inputs)))
+    back = decode_job_result(mnrs, compiled)
     assert {n: (t.shape, t.data) for n, t in back.items()} == fx.outputs  # rank-0 restored
 
 

@@ -1,11 +1,11 @@
 """relu and the LUT activations sigmoid, tanh, softmax at scale M = 10^q (docs/ops.md §3).
 
-The tables are `bark_vm.lut`'s (R35); the evaluation below is the executor's own, vectorized
+The tables are `bark_vm.wire.lut`'s (R35); the evaluation below is the executor's own, vectorized
 in int64 (every intermediate stays far below 2^63 for 0 ≤ q ≤ 9).
 """
 import numpy as np
 
-from .. import lut
+from ..wire import lut
 from .ints import I32, I64, check_axis, failed, rdiv, wrap32
 
 MAX_QUANTRES = 9

@@ -3,13 +3,12 @@ import math
 
 import numpy as np
 
+from ..wire.constants import MAX_DIM
 from .ints import I32, check_axis, dims, failed, mismatch
-
-MAX_DIM = 65534
 
 
 def reshape(q, x, shape):
-    """Row-major reinterpretation as `shape` (1..4 dims, each 1..65534; counts must match)."""
+    """Row-major reinterpretation as `shape` (1..4 dims, each 1..MAX_DIM; counts must match)."""
     target = tuple(int(d) for d in shape)
     if not 1 <= len(target) <= 4 or any(not 1 <= d <= MAX_DIM for d in target):
         raise failed(f"reshape target {dims(target)}: 1 to 4 dims, each 1..{MAX_DIM}")

@@ -12,6 +12,7 @@ MNRS_HEADER_BYTES = 12
 INSTR_BYTES = {1: 8, 2: 16}
 OUTPUT_ID_BYTES = {1: 1, 2: 2}
 RF_SLOTS = {1: 256, 2: 4096}
+DEFAULT_ABI = 2  # what bark-vm and bark-worker speak unless told --abi 1 (R43)
 IMM_BITS = {1: 24, 2: 16}
 MAX_LEVEL = {1: 255, 2: 65535}
 
@@ -38,13 +39,24 @@ DEFAULT_LOCKOUT_S = 60
 # Frames of the bark-vm stdio channel (4-byte type, u32 LE length, payload).
 FRAME_HELO, FRAME_MNPK, FRAME_MNRS, FRAME_ERRJ = b"HELO", b"MNPK", b"MNRS", b"ERRJ"
 
-# CDP error codes and their HTTP statuses (spec/wire.md §3.6).
-ERROR_STATUS = {
-    "AUTH_FAILED": 401, "AUTH_REQUIRED": 401, "PROTO_VERSION": 400, "BAD_ENVELOPE": 400,
-    "UNSUPPORTED_OP": 422, "SHAPE_MISMATCH": 422, "TOO_LARGE": 413,
-    "TOO_LARGE_FOR_SYNC": 413, "BUSY": 503, "NOT_READY": 409, "NO_SUCH_JOB": 404,
-    "EXEC_FAILED": 500, "NOT_IMPLEMENTED": 501,
+# CDP error codes (spec/wire.md §3.6): each one's HTTP status and what it means to the side
+# that sent the request (the client's error lines quote the meaning).
+ERRORS = {
+    "AUTH_FAILED": (401, "the worker refused the user name or password"),
+    "AUTH_REQUIRED": (401, "the worker wants a login (token missing, invalid or evicted)"),
+    "PROTO_VERSION": (400, "the worker speaks another protocol version"),
+    "BAD_ENVELOPE": (400, "the worker could not parse the request"),
+    "UNSUPPORTED_OP": (422, "the worker does not implement an op of this flow"),
+    "SHAPE_MISMATCH": (422, "input tensor shapes are inconsistent with the flow"),
+    "TOO_LARGE": (413, "the request is larger than the worker's max_payload"),
+    "TOO_LARGE_FOR_SYNC": (413, "the request is too large for a synchronous execute"),
+    "BUSY": (503, "the worker has no free job slot; retry later"),
+    "NOT_READY": (409, "the job's result is not ready yet"),
+    "NO_SUCH_JOB": (404, "the worker no longer has this job (the result is lost); re-submit"),
+    "EXEC_FAILED": (500, "the job failed while executing on the worker"),
+    "NOT_IMPLEMENTED": (501, "the worker does not implement this request"),
 }
+ERROR_STATUS = {code: status for code, (status, _) in ERRORS.items()}
 
 
 class WorkerError(Exception):

@@ -21,7 +21,7 @@ from .constants import (
     MAX_RANK, MAX_TENSORS, OUTPUT_ID_BYTES, RF_SLOTS,
 )
 from .header import bad as _bad, read_head
-from .opcodes import BY_NUMBER
+from .opcodes import BY_NUMBER, numbers
 
 VERSIONS = (1, 2)
 
@@ -43,18 +43,20 @@ class Module:
     outputs: tuple[int, ...]
 
 
-# --- opcode classes (wire-golden §1.4 [W7]) -------------------------------------------------
-NOP, PARAM, CONST, INPUT = 0x00, 0x01, 0x02, 0x03
-MATMUL, CONV2D, MAXPOOL2D, AVGPOOL2D = 0x10, 0x30, 0x31, 0x32
-SOFTMAX, CONCAT, RESHAPE, SPLIT, BATCHNORM = 0x23, 0x41, 0x42, 0x43, 0x53
-QUANTIZE, DEQUANTIZE = 0x50, 0x51
-SYNC, RETURN, UNKNOWN = 0xF0, 0xFE, 0xFF
-REDUCTIONS = frozenset({0x60, 0x61, 0x62, 0x63})
+# --- opcode classes (wire-golden §1.4 [W7]); the numbers are opcodes.py's ----------------
+NOP, PARAM, CONST, INPUT = numbers("NOP", "PARAM", "CONST", "INPUT")
+MATMUL, CONV2D, MAXPOOL2D, AVGPOOL2D = numbers("MATMUL", "CONV2D", "MAXPOOL2D", "AVGPOOL2D")
+SOFTMAX, CONCAT, RESHAPE, SPLIT, BATCHNORM = numbers("SOFTMAX", "CONCAT", "RESHAPE", "SPLIT",
+                                                     "BATCHNORM")
+QUANTIZE, DEQUANTIZE = numbers("QUANTIZE", "DEQUANTIZE")
+SYNC, RETURN, UNKNOWN = numbers("SYNC", "RETURN", "UNKNOWN")
+REDUCTIONS = frozenset(numbers("TENSOR_SUM", "TENSOR_MEAN", "TENSOR_MAX", "TENSOR_MIN"))
 
-BINARY = frozenset({0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x70, 0x71, 0x72, 0x73, 0x74, 0x75,
-                    0x80, 0x81, 0x82, CONV2D, CONCAT})
-UNARY = frozenset({0x20, 0x21, 0x22, SOFTMAX, 0x40, 0x52, 0x83, MAXPOOL2D, AVGPOOL2D,
-                   RESHAPE, SPLIT} | REDUCTIONS)
+BINARY = frozenset(numbers("MATMUL", "ADD", "SUB", "MUL", "DIV", "SCALAR_MUL",
+                           "GT", "LT", "EQ", "GE", "LE", "NE", "AND", "OR", "XOR",
+                           "CONV2D", "CONCAT"))
+UNARY = frozenset(numbers("RELU", "SIGMOID", "TANH", "SOFTMAX", "TRANSPOSE", "LAYERNORM", "NOT",
+                          "MAXPOOL2D", "AVGPOOL2D", "RESHAPE", "SPLIT")) | REDUCTIONS
 V2_ONLY = frozenset({RESHAPE, SPLIT, BATCHNORM})
 RESERVED = frozenset({QUANTIZE, DEQUANTIZE})
 STRUCTURAL = frozenset({NOP, PARAM, CONST, INPUT, SYNC, RETURN})

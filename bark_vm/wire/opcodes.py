@@ -60,6 +60,7 @@ _TABLE = (
 
 OPCODES: tuple[Opcode, ...] = tuple(Opcode(n, name, m) for n, name, m in _TABLE)
 BY_NUMBER: dict[int, Opcode] = {o.number: o for o in OPCODES}
+BY_NAME: dict[str, Opcode] = {o.name: o for o in OPCODES}
 BY_MNEMONIC: dict[str, Opcode] = {o.mnemonic: o for o in OPCODES if o.mnemonic}
 
 # Kept in the table for their numbers, but never emitted nor advertised (DESIGN §2).
@@ -69,6 +70,11 @@ RESERVED_MNEMONICS = frozenset({"quantize", "dequantize"})
 COMPUTE_MNEMONICS: tuple[str, ...] = tuple(
     o.mnemonic for o in OPCODES if o.mnemonic and o.mnemonic not in RESERVED_MNEMONICS
 )
+
+
+def numbers(*names: str) -> tuple[int, ...]:
+    """The numbers of table names ("MATMUL", "PARAM", ...), in order; KeyError if unknown."""
+    return tuple(BY_NAME[n].number for n in names)
 
 
 def opcode_for(mnemonic: str) -> int | None:

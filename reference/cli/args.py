@@ -5,7 +5,7 @@ from ..diagnostics import Diagnostic, MnError
 
 USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
                  [--require-vm] [--trap-overflow] [--threads N] [--progress | --no-progress]
-                 [--trace FILE]
+                 [--trace FILE] [--json]
        maned-run --version | --help
 
   --flow NAME        run NAME and the flows that produce its parameters; print only NAME
@@ -22,6 +22,8 @@ USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ver
   --progress         progress lines on stderr (default: on when stderr is a terminal)
   --no-progress      no progress lines
   --trace FILE       one JSON line per job start and end, flushed at once
+  --json             print the run's report as one JSON document on stdout instead of
+                     the blocks (docs/api.md has its schema); errors still go to stderr
   --version          print the version and a build line
   --help             print this help
 """
@@ -45,6 +47,7 @@ class RunOptions(ToolOptions):
     require_vm: bool = False
     progress: bool | None = None  # None: on when stderr is a terminal
     trace: str | None = None
+    json: bool = False
 
 
 def usage_error(msg: str) -> MnError:
@@ -115,6 +118,8 @@ def parse_args(argv: list[str]) -> RunOptions:
             opts.progress = name == "--progress"
         elif name == "--trace":
             opts.trace = value()
+        elif name == "--json":
+            opts.json = True
         elif name == "--threads":
             text = value()
             if not text.isdigit() or int(text) < 1:

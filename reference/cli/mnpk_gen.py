@@ -13,19 +13,20 @@ import sys
 from dataclasses import dataclass
 
 from bark_vm.wire import ir as wire_ir
-from bark_vm.wire.envelope import encode_result
+from bark_vm.wire.constants import INSTR_BYTES, IR_HEADER_BYTES, MNPK_HEADER_BYTES
+from bark_vm.wire.envelope import decode_request, encode_result
 from bark_vm.wire.opcodes import BY_NUMBER
 
-from ..check import check
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import run_line, sort_diagnostics
 from ..dispatch.plan import helpers
 from ..interp.evaluate import FlowFailure, evaluate
-from ..io.files import read_script
-from ..io.inputs import load_inputs, parse_overrides
+from ..io.cli_values import parse_value
+from ..io.inputs import load_inputs
 from ..lang import ast
 from ..ops.registry import OpContext
+from ..pipeline.compile import compile_script, input_values, script_source
 from ..tensor import Tensor
 from ..lowering.envelopes import JobError, encode_job, job_quant, result_entries
 from ..lowering.lower import LoweringError, lower
@@ -99,19 +100,16 @@ def parse_args(argv: list[str]) -> GenOptions:
 
 
 # --- mutations (wire-golden §6.2) -------------------------------------------------------------
-def _ir_size(mnpk: bytes) -> int:
-    return int.from_bytes(mnpk[8:12], "little")
-
-
 def mutate(mnpk: bytes, which: str, module: wire_ir.Module) -> bytes:
     """One mutation of a good request; ValueError when it cannot be derived."""
     b = bytearray(mnpk)
+    first_entry = MNPK_HEADER_BYTES + len(decode_request(mnpk).ir)
     if which == "bad_magic":
         b[0] = ord("X")
     elif which == "bad_truncated":
         del b[-8:]
     elif which == "bad_shape":
-        at = 24 + _ir_size(mnpk)  # first entry
+        at = first_entry
         if len(b) < at + 4 or b[at + 2] != 2:
             raise ValueError("bad_shape needs a rank-2 first input")
         a = int.from_bytes(b[at + 4:at + 8], "little")
@@ -121,14 +119,14 @@ def mutate(mnpk: bytes, which: str, module: wire_ir.Module) -> bytes:
         dims = (a * c, 1) if a == 1 else (1, a * c)
         b[at + 4:at + 12] = dims[0].to_bytes(4, "little") + dims[1].to_bytes(4, "little")
     elif which == "unsupported_op":
-        isize = 8 if module.version == 1 else 16
+        isize = INSTR_BYTES[module.version]
         k = next((k for k, i in enumerate(module.instrs) if i.opcode == wire_ir.MATMUL), None)
         if k is None:  # no matmul: the first compute instruction
             k = next((k for k, i in enumerate(module.instrs)
                       if BY_NUMBER[i.opcode].mnemonic), None)
         if k is None:
             raise ValueError("unsupported_op needs a compute instruction in the flow")
-        b[24 + 16 + k * isize] = wire_ir.QUANTIZE
+        b[MNPK_HEADER_BYTES + IR_HEADER_BYTES + k * isize] = wire_ir.QUANTIZE
     else:
         raise ValueError(f"unknown mutation {which}")
     return bytes(b)
@@ -173,15 +171,12 @@ def _run(argv: list[str], out, err) -> None:
     if opts.show:
         out.write(USAGE if opts.show == "help" else version_text("mnpk-gen"))
         return
-    checked = check(read_script(opts.script))
-    if not checked.ok:
-        raise MnError(*[d for d in checked.diagnostics if d.is_error])
+    text, script_dir = script_source(opts.script)
+    checked = compile_script(text)
     program = checked.program
     flow = _pick_flow(program, opts.flow)
     graph = checked.graphs[flow.name]
-    script_dir = os.path.dirname(os.path.abspath(opts.script))
-    file_names = {d.name for d in program.inputs if isinstance(d.value, ast.FileInput)}
-    overrides = parse_overrides(opts.inputs, file_names)
+    overrides = input_values(program, opts.inputs)
     for name in overrides:
         if name not in graph.params and name not in {d.name for d in program.inputs}:
             raise usage_error(f"--in {name}: flow '{flow.name}' has no parameter '{name}' and the "
@@ -192,7 +187,7 @@ def _run(argv: list[str], out, err) -> None:
         if p in values:
             inputs.append(values[p])
         elif p in DEFAULTS:
-            inputs.append(parse_overrides([(p, DEFAULTS[p])], set())[p])
+            inputs.append(parse_value(DEFAULTS[p]))
         else:
             raise usage_error(f"flow '{flow.name}': parameter '{p}' has no value; pass --in {p}=VALUE")
     try:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from bark_vm.wire.constants import DEFAULT_PORT
 
-from .limits import ANSWER_DEADLINE_S
+from ..targets.limits import ANSWER_DEADLINE_S
 
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import register_secret

@@ -1,23 +1,27 @@
-"""A job: one flow graph to evaluate somewhere, with its inputs and where its result goes."""
+"""A job: one flow graph to run on a target, with its inputs and where its result goes."""
 import itertools
 from dataclasses import dataclass, field
 from typing import Callable
 
 from ..graph.model import FlowGraph
+from ..targets.target import LOCAL
 
 _seq = itertools.count()
 
 
 @dataclass(order=True)
 class Job:
-    """Ordered by `key` = (level, script position, configuration, round) on a device queue;
-    `done(outputs, error)` receives the result (outputs None when error is a Diagnostic)."""
+    """Ordered by `key` = (level, script position, configuration, round) on a device's lane;
+    `target` names where it runs ("local" for the interpreter); `globals` are the in:: and
+    top-level values a local flow reads; `done(outputs, error)` receives the result
+    (outputs None when error is a Diagnostic)."""
 
     key: tuple
     seq: int = field(default_factory=lambda: next(_seq))
     name: str = field(default="", compare=False)
     graph: FlowGraph | None = field(default=None, compare=False)
     inputs: dict = field(default_factory=dict, compare=False)
-    target: str | None = field(default=None, compare=False)
+    globals: dict = field(default_factory=dict, compare=False)
+    target: str = field(default=LOCAL, compare=False)
     done: Callable = field(default=None, compare=False)
     round_flow: bool = field(default=False, compare=False)

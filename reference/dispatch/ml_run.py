@@ -8,6 +8,7 @@ from ..ml.base import MlRefusal
 from ..ml.chain import round_name
 from ..ml.chunking import round_spans, steps_per_round
 from ..ml.train import bind_returns, fit_tier_b
+from ..targets.target import LOCAL
 from ..tensor import Tensor
 from .job import Job
 
@@ -44,8 +45,8 @@ class MlRun:
         for i in range(len(self.configs)):
             self._submit_round(i, 0)
 
-    def _target(self, i: int) -> str | None:
-        return self.aliases[i % len(self.aliases)] if self.aliases else None
+    def _target(self, i: int) -> str:
+        return self.aliases[i % len(self.aliases)] if self.aliases else LOCAL
 
     def _submit_round(self, i: int, r: int) -> None:
         first, count = self.spans[i][r]

@@ -1,14 +1,18 @@
 """Where each planned definition runs (wire.md §5.2 steps 4-5, R16, R29): a user flow on
 its one `@device` alias or locally; an ML definition's round flows on its aliases
-(configuration i on alias i mod N). Every refusal happens here, before anything runs."""
+(configuration i on alias i mod N). Every refusal happens here, before anything runs;
+`precompile` adds the ones that need the device's ABI."""
+from bark_vm.wire.constants import DEFAULT_ABI
+
 from ..diagnostics import Diagnostic, MnError
 from ..graph.model import FlowGraph
 from ..lang import ast
 from ..lang.names import suggest
 from ..ml.algorithms import is_tier_a
 from ..ops.registry import BY_NAME
-from ..lowering.lower import LoweringError, lower
+from ..lowering.lower import LoweringError
 from .devices import VM_ALIAS, DeviceSpec, deadline_of, device_specs, remote_of
+from .fleet import Fleet
 from .plan import Plan, definitions, statements
 from .scheduler import Routing
 
@@ -70,14 +74,29 @@ def _misplaced_device(flow: ast.FlowDef) -> None:
 
 
 def _check_routable(graph: FlowGraph, for_require_vm: bool) -> None:
-    """Compile-time refusals of a routed flow (globals, ops with no opcode, the caps)."""
+    """Refusals of a routed flow that need no device: an op --require-vm cannot send."""
     if for_require_vm:
         local = sorted({n.op for n in graph.nodes if n.kind == "op"
                         and not BY_NAME[n.op].wire})
         if local:
             raise _refuse(f"--require-vm: flow '{graph.flow}' uses ops with no binary-IR "
                           f"opcode ({', '.join(local)}); it cannot run on the Bark VM")
-    try:
-        lower(graph, 2)
-    except LoweringError as e:
-        raise _refuse(str(e), "ELIMIT" if getattr(e, "limit", False) else "EPLAN") from None
+
+
+def precompile(routing: Routing, graphs: dict[str, FlowGraph], fleet: Fleet) -> None:
+    """Open every routed target at once (VM children spawn, workers are probed: their
+    start overlaps planning, D7), then lower each routed user flow at its device's ABI, so
+    that what cannot be routed (globals, ops with no opcode, the caps) is refused before
+    anything runs. A device that cannot be opened is checked at the default ABI; its jobs
+    then fail by name when they run."""
+    names = {a for a in routing.flows.values() if a} | {a for t in routing.ml.values()
+                                                       for a in t}
+    fleet.open(sorted(names))
+    for flow, alias in routing.flows.items():
+        if not alias:
+            continue
+        status = fleet.status(alias)
+        try:
+            fleet.compiler.lowered(graphs[flow], status.ir if status else DEFAULT_ABI)
+        except LoweringError as e:
+            raise _refuse(str(e), "ELIMIT" if e.limit else "EPLAN") from None

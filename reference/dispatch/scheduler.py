@@ -1,24 +1,22 @@
 """The event-driven scheduler (D9, R17, R38). A definition starts the moment its inputs
-exist; each VM device is a serial queue ordered by (level, script order, configuration,
-round); local jobs run inline (`--threads 1`) or in a process pool of N. A failed
-definition poisons its dependents while independent ones go on. Timing never changes what
-is printed: results are keyed by name and errors are ordered by script position."""
+exist; every job goes to its target's lane (a device's serial lane ordered by (level,
+script order, configuration, round), or the local interpreter's); the local target is a
+target like any other. A failed definition poisons its dependents while independent ones
+go on. Timing never changes what is printed: results are keyed by name and errors are
+ordered by script position."""
 import queue
-from collections import deque
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
 from ..graph.model import FlowGraph
-from ..interp.evaluate import FlowFailure, evaluate
 from ..lang import ast
-from ..ops.registry import OpContext
+from ..targets import limits
+from ..targets.target import LOCAL
 from ..tensor import Tensor
-from . import limits
-from .device_queue import DeviceQueue
 from .devices import DeviceSpec
 from .fleet import Fleet
 from .job import Job
+from .lanes import LocalLane, SerialLane
 from .ml_run import MlRun
 from .plan import Plan, definitions
 from .trace import Trace
@@ -33,7 +31,7 @@ class RunResult:
 
 @dataclass
 class Routing:
-    """Where jobs go: a user flow's alias (or None), an ML definition's aliases."""
+    """Where jobs go: a user flow's alias (or None: local), an ML definition's aliases."""
 
     flows: dict[str, str | None] = field(default_factory=dict)
     ml: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -44,23 +42,15 @@ class Routing:
         return any(self.flows.values()) or any(self.ml.values())
 
 
-def _evaluate_job(graph: FlowGraph, inputs, globals_, quantres: int, trap: bool):
-    """Run one local job (in this process or a pool worker): ('ok', outputs) or ('err', msg)."""
-    try:
-        return "ok", evaluate(graph, inputs, globals_, OpContext(quantres), trap)
-    except FlowFailure as e:
-        return "err", e.message
-
-
 class Scheduler:
     def __init__(self, program: ast.Program, plan: Plan, graphs: dict[str, FlowGraph],
                  ml: dict, values: dict[str, Tensor], routing: Routing, *, trap: bool = False,
                  threads: int = 1, trace: Trace | None = None, fleet: Fleet | None = None):
         self.program, self.plan, self.graphs, self.ml = program, plan, graphs, ml
-        self.values, self.routing, self.trap, self.threads = values, routing, trap, threads
-        self.trace = trace or Trace(None)
+        self.values, self.routing, self.threads = values, routing, threads
+        self.trace = trace or Trace()
         self._owns_fleet = fleet is None
-        self.fleet = fleet or Fleet(routing.devices)
+        self.fleet = fleet or Fleet(routing.devices, program.quant, trap=trap)
         self.defs = definitions(program)
         self.position = {name: i for i, name in enumerate(self.defs)}
         self.level: dict[str, int] = {}
@@ -70,23 +60,18 @@ class Scheduler:
         self.result = RunResult()
         self._errors: list[tuple[int, int, Diagnostic]] = []
         self._events: queue.Queue = queue.Queue()
-        self._local: deque[Job] = deque()
         self._in_flight = 0
-        self._queues: dict[str, DeviceQueue] = {}
-        self._pool: ProcessPoolExecutor | None = None
+        self._lanes: dict = {}
         self._settled: set[str] = set()
 
     # --- the loop ----------------------------------------------------------------------
     def run(self) -> RunResult:
         """Every planned definition, to its end. On an interrupt (Ctrl-C) or any other
-        escape, every device is stopped at once before the exception goes on."""
+        escape, every target is stopped at once before the exception goes on."""
         self._waiting = list(self.plan.order)
         try:
             self._start_ready()
-            while self._local or self._in_flight:
-                if self._local:
-                    self._run_local(self._local.popleft())
-                    continue
+            while self._in_flight:
                 job, outputs, error = self._next_event()
                 self._in_flight -= 1
                 job.done(outputs, error)
@@ -99,80 +84,41 @@ class Scheduler:
 
     def _next_event(self) -> tuple:
         """The next job answer. Waits in short slices: the kernel may hand SIGINT to a
-        device thread, and only a main thread that wakes up runs Python's handler."""
+        lane's thread, and only a main thread that wakes up runs Python's handler."""
         while True:
             try:
                 return self._events.get(timeout=limits.SIGNAL_CHECK_S)
             except queue.Empty:
                 continue
 
+    def submit(self, job: Job) -> None:
+        self._in_flight += 1
+        self._lane(job.target).submit(job)
+
+    def _lane(self, name: str):
+        if name not in self._lanes:
+            target = self.fleet.target(name)
+            report = (lambda j, o, e: self._events.put((j, o, e)))
+            self._lanes[name] = (LocalLane(target, self.trace, report, self.threads)
+                                 if name == LOCAL else SerialLane(target, self.trace, report))
+        return self._lanes[name]
+
     def _close(self) -> None:
-        for q in self._queues.values():
-            q.close()
+        for lane in self._lanes.values():
+            lane.close()
         if self._owns_fleet:
             self.fleet.close()
-        if self._pool:
-            self._pool.shutdown()
 
     def _abort(self) -> None:
-        """Drop queued jobs, stop every device (VM children killed, queued worker jobs
-        cancelled), and give the device threads a bounded time to see it."""
-        for q in self._queues.values():
-            q.abort()
+        """Drop queued jobs, stop every target (VM children killed, queued worker jobs
+        cancelled, pool processes ended), and give the lanes a bounded time to see it."""
+        for lane in self._lanes.values():
+            lane.abort()
         self.fleet.abort()
-        for q in self._queues.values():
-            q.join(limits.CLOSE_GRACE_S)
+        for lane in self._lanes.values():
+            lane.join(limits.CLOSE_GRACE_S)
         if self._owns_fleet:
             self.fleet.close()
-        if self._pool:
-            for proc in list(getattr(self._pool, "_processes", {}).values()):
-                proc.terminate()
-            self._pool.shutdown(wait=False, cancel_futures=True)
-
-    def submit(self, job: Job) -> None:
-        if job.target is None:
-            self._local.append(job)
-            return
-        self._in_flight += 1
-        self._queue(job.target).put(job)
-
-    def _queue(self, alias: str) -> DeviceQueue:
-        if alias not in self._queues:
-            self._queues[alias] = DeviceQueue(self.fleet.device(alias), self.program.quant,
-                                              self.trace,
-                                              lambda j, o, e: self._events.put((j, o, e)))
-        return self._queues[alias]
-
-    def _run_local(self, job: Job) -> None:
-        globals_ = {n: self.values[n] for n in job.graph.globals}
-        args = (job.graph, job.inputs, globals_, self.program.quant.quantres, self.trap)
-        if self.threads > 1:
-            if self._pool is None:
-                self._pool = ProcessPoolExecutor(max_workers=self.threads)
-            self._in_flight += 1
-            self.trace.start(job.name, "local", None)
-            future = self._pool.submit(_evaluate_job, *args)
-            future.add_done_callback(lambda f: self._pool_done(job, f))
-            return
-        self.trace.start(job.name, "local", None)
-        outputs, error = self._local_result(job, _evaluate_job(*args))
-        job.done(outputs, error)
-
-    def _pool_done(self, job: Job, future) -> None:
-        """On the pool's thread: every pool job is answered, a dead pool process included."""
-        try:
-            got = future.result()
-        except Exception as e:
-            got = ("err", f"the local worker process failed ({type(e).__name__})")
-        self._events.put((job, *self._local_result(job, got)))
-
-    def _local_result(self, job: Job, got) -> tuple:
-        status, value = got
-        if status == "ok":
-            self.trace.end(job.name, "local", None)
-            return value, None
-        self.trace.end(job.name, "local", "ERUN")
-        return None, Diagnostic("ERUN", f"flow '{job.name}': {value}")
 
     # --- definitions ---------------------------------------------------------------------
     def _start_ready(self) -> None:
@@ -220,9 +166,11 @@ class Scheduler:
                   self.routing.ml.get(name, ()), self.level[name], self.position[name],
                   self.submit, finish).start()
             return
+        graph = self.graphs[name]
         self.submit(Job(key=(self.level[name], self.position[name], 0, 0), name=name,
-                        graph=self.graphs[name], inputs=inputs,
-                        target=self.routing.flows.get(name), done=finish))
+                        graph=graph, inputs=inputs,
+                        globals={n: self.values[n] for n in graph.globals},
+                        target=self.routing.flows.get(name) or LOCAL, done=finish))
 
     def _finish(self, name: str, outputs, error: Diagnostic | None) -> None:
         if error is not None:

@@ -1,43 +1,68 @@
-"""Observability (R32): `--trace FILE` JSON lines, flushed at once, and `--progress` lines."""
-import json
+"""Observability (R32): every job's start and end as they happen. Each event goes to a sink
+(the CLI's `--trace FILE` writes one JSON line per event, flushed at once), each finished
+job to a progress callback, and every job becomes a timing record of the report."""
 import threading
 import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One job's timing: seconds since the run began; outcome "ok" or the error code."""
+
+    flow: str
+    target: str
+    pid: int | None
+    start: float
+    end: float
+    outcome: str
+
+
+@dataclass(frozen=True)
+class JobDone:
+    """A progress event: the `done`-th job to finish; error None when it succeeded."""
+
+    done: int
+    flow: str
+    target: str
+    error: str | None
 
 
 class Trace:
-    """Thread-safe; a no-op when neither a trace file nor progress is asked for."""
+    """Thread-safe; `sink(record)` receives each start/end record (a dict), `progress(JobDone)`
+    each finished job, both on the thread that ran the job."""
 
-    def __init__(self, path: str | None, progress_stream=None):
+    def __init__(self, sink=None, progress=None):
+        self._sink, self._progress = sink, progress
         self._lock = threading.Lock()
-        self._file = open(path, "w", encoding="utf-8") if path else None
-        self._progress = progress_stream
         self._t0 = time.monotonic()
-        self.done = 0
+        self._started: dict[str, tuple[str, int | None, float]] = {}
+        self.jobs: list[JobRecord] = []
+
+    def _now(self) -> float:
+        return round(time.monotonic() - self._t0, 6)
 
     def start(self, flow: str, target: str, pid: int | None) -> None:
-        self._write({"event": "start", "flow": flow, "target": target, "pid": pid})
+        with self._lock:
+            now = self._now()
+            self._started[flow] = (target, pid, now)
+            self._emit({"event": "start", "flow": flow, "target": target, "pid": pid,
+                        "time": now})
 
     def end(self, flow: str, target: str, error_code: str | None) -> None:
-        record = {"event": "end", "flow": flow}
-        record.update({"ok": True} if error_code is None else {"ok": False,
-                                                               "error": error_code})
-        self._write(record)
         with self._lock:
-            self.done += 1
-            if self._progress:
-                state = "ok" if error_code is None else f"failed [{error_code}]"
-                self._progress.write(f"progress: {self.done} done: {flow} on {target} "
-                                     f"{state}\n")
-                self._progress.flush()
+            now = self._now()
+            record = {"event": "end", "flow": flow}
+            record.update({"ok": True} if error_code is None else {"ok": False,
+                                                                   "error": error_code})
+            record["time"] = now
+            self._emit(record)
+            _, pid, began = self._started.pop(flow, (target, None, now))
+            self.jobs.append(JobRecord(flow, target, pid, began, now, error_code or "ok"))
+            done = JobDone(len(self.jobs), flow, target, error_code)
+        if self._progress:
+            self._progress(done)
 
-    def _write(self, record: dict) -> None:
-        if self._file is None:
-            return
-        record["time"] = round(time.monotonic() - self._t0, 6)
-        with self._lock:
-            self._file.write(json.dumps(record) + "\n")
-            self._file.flush()
-
-    def close(self) -> None:
-        if self._file:
-            self._file.close()
+    def _emit(self, record: dict) -> None:
+        if self._sink:
+            self._sink(record)

@@ -1,13 +1,16 @@
 """Build a flow's dataflow graph (spec/wire-golden.md §1.1): walk the RPN body token by token,
 inline calls (bounded self-recursion under @unroll), expand `repeat` with simultaneous update
 (R8), share equal constants, drop values no output reaches, renumber densely."""
+from bark_vm.wire.constants import RF_SLOTS as ABI_RF_SLOTS
+
 from ..diagnostics import Diagnostic, MnError, Pos
 from ..lang import ast
+from ..lang.names import apply_stack_op, stack_needs
 from ..ops.registry import BY_NAME
 from ..tensor import Tensor
 from .model import FlowGraph, Node
 
-RF_SLOTS = 4096  # the ABI v2 register budget used locally and in lint
+RF_SLOTS = ABI_RF_SLOTS[2]  # the ABI v2 register budget used locally and in lint
 RAW_LIMIT = 16 * RF_SLOTS  # give up expanding long before a runaway expansion can hang
 
 
@@ -155,27 +158,13 @@ def _pop(stack: list[int], n: int, term) -> list[int]:
     return args
 
 
-_STACK_NEEDS = {"dup": 1, "drop": 1, "swap": 2, "over": 2, "rot": 3, "-rot": 3}
-
-
 def _stack_op(s: list[int], term: ast.StackOp) -> None:
-    """Forth semantics, top on the right: dup a→a a, drop a b→a, swap a b→b a,
-    over a b→a b a, rot a b c→b c a, -rot a b c→c a b."""
-    if len(s) < _STACK_NEEDS[term.name]:
-        raise MnError(Diagnostic("EPARSE", f"'{term.name}' needs {_STACK_NEEDS[term.name]} "
+    """The stack op's permutation (lang.names.STACK_PERMS, Forth semantics)."""
+    need = stack_needs(term.name)
+    if len(s) < need:
+        raise MnError(Diagnostic("EPARSE", f"'{term.name}' needs {need} "
                                  f"values, the stack holds {len(s)}", term.pos))
-    if term.name == "dup":
-        s.append(s[-1])
-    elif term.name == "drop":
-        s.pop()
-    elif term.name == "swap":
-        s[-1], s[-2] = s[-2], s[-1]
-    elif term.name == "over":
-        s.append(s[-2])
-    elif term.name == "rot":
-        s.append(s.pop(-3))
-    else:
-        s.insert(-2, s.pop())
+    apply_stack_op(s, term.name)
 
 
 def check_budget(g: FlowGraph, pos: Pos | None) -> FlowGraph:

@@ -25,8 +25,8 @@ def find_value(name: str, program: ast.Program, outputs: dict[str, dict[str, Ten
 
 
 def write_outputs(program: ast.Program, outputs, inputs, quantres: int,
-                  script_dir: str) -> tuple[list[str], list[Diagnostic]]:
-    """Returns the `out::NAME -> PATH` lines and the errors."""
+                  script_dir: str) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
+    """Returns the (name, path as written) of each file written, and the errors."""
     lines, errors = [], []
     for decl in program.of(ast.OutputDecl):
         value = find_value(decl.name, program, outputs, inputs)
@@ -53,5 +53,5 @@ def write_outputs(program: ast.Program, outputs, inputs, quantres: int,
             errors.append(Diagnostic("EIO", f"out::{decl.name}: cannot write '{decl.path}': "
                                      f"{e.strerror or e}"))
             continue
-        lines.append(f"out::{decl.name} -> {decl.path}")
+        lines.append((decl.name, decl.path))
     return lines, errors

@@ -11,9 +11,6 @@ from .lexer import Token
 from .literals import (Cursor, Fail, describe, fail, float_error, int_value, parse_decorator,
                        parse_object, parse_tensor)
 
-# Values a stack op needs, and the change in depth it makes.
-STACK_NEEDS = {"dup": (1, 1), "drop": (1, -1), "swap": (2, 0), "over": (2, 1),
-               "rot": (3, 0), "-rot": (3, 0)}
 ANNOTATION_PREFIXES = ("oc::", "ot::", "os::")
 LAMBDA_MSG = ("lambda expressions (x => body / lambda ... end) are retracted - the evaluator "
               "never implemented them; define a calc::lambda_flow or use the combinator ops "
@@ -136,10 +133,9 @@ class _Terms:
             return self.op(t, registry.lookup(text))
         if kind != "NAME":
             fail(t, f"unexpected {describe(t)} in a statement")
-        if text in STACK_NEEDS:
-            need, delta = STACK_NEEDS[text]
-            self.need(t, text, need)
-            self.depth += delta
+        if text in names.STACK_PERMS:
+            self.need(t, text, names.stack_needs(text))
+            self.depth += names.stack_delta(text)
             return StackOp(t.pos, text)
         spec = registry.lookup(text)
         if spec is not None:

@@ -13,15 +13,13 @@ from ..diagnostics import Diagnostic
 from ..diagnostics.printer import sort_diagnostics
 from ..ops.registry import BY_NAME
 from . import ast
-from .names import DECORATORS, DECORATORS_INERT, DEVICE_FIELDS, DIRECTIVE_KEYS, suggest
+from .names import (DECORATORS, DECORATORS_INERT, DEVICE_FIELDS, DIRECTIVE_KEYS,
+                    apply_stack_op, stack_needs, suggest)
 
 # Directive keys the parser refuses itself (E010, E011, E015): never an E007 here.
 _PARSER_KEYS = ("quantrange", "register_backward", "quant", "backpropagation")
 _RESERVED_KEYS = {"routing_policy": "E012", "checkpoint_every": "E020"}
 _CREDENTIAL_FIELDS = ("pass", "token")
-# Stack op -> (values it takes, which of them it leaves, bottom first), Forth semantics.
-_STACK_PERMS = {"dup": (1, (0, 0)), "drop": (1, ()), "swap": (2, (1, 0)),
-                "over": (2, (0, 1, 0)), "rot": (3, (1, 2, 0)), "-rot": (3, (2, 0, 1))}
 
 # --- walking the tree ---------------------------------------------------------------------
 
@@ -386,11 +384,9 @@ def _self_call_args(flow, stmt, table):
     stack: list = []
     for t in stmt.terms:
         if isinstance(t, ast.StackOp):
-            n, perm = _STACK_PERMS[t.name]
-            if len(stack) < n:
+            if len(stack) < stack_needs(t.name):
                 return
-            top = stack[-n:]
-            stack[-n:] = [top[i] for i in perm]
+            apply_stack_op(stack, t.name)
         elif isinstance(t, (ast.OpCall, ast.FlowCall)):
             callee = table.get(t.name) if isinstance(t, ast.FlowCall) else None
             if isinstance(t, ast.FlowCall) and callee is None:

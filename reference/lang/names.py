@@ -2,7 +2,31 @@
 and the nearest-name suggestion every "did you mean" uses."""
 import difflib
 
-STACK_OPS = ("dup", "drop", "swap", "over", "rot", "-rot")
+# The stack ops, Forth semantics, top on the right: op -> (values it takes, which of them it
+# leaves, bottom first). dup a→a a, drop a→, swap a b→b a, over a b→a b a, rot a b c→b c a,
+# -rot a b c→c a b. The one table; what an op needs and its depth change derive from it.
+STACK_PERMS: dict[str, tuple[int, tuple[int, ...]]] = {
+    "dup": (1, (0, 0)), "drop": (1, ()), "swap": (2, (1, 0)),
+    "over": (2, (0, 1, 0)), "rot": (3, (1, 2, 0)), "-rot": (3, (2, 0, 1))}
+STACK_OPS = tuple(STACK_PERMS)
+
+
+def stack_needs(op: str) -> int:
+    """How many values stack op `op` takes."""
+    return STACK_PERMS[op][0]
+
+
+def stack_delta(op: str) -> int:
+    """The change in stack depth stack op `op` makes."""
+    n, perm = STACK_PERMS[op]
+    return len(perm) - n
+
+
+def apply_stack_op(stack: list, op: str) -> None:
+    """Permute the top of `stack` in place as `op` does (the caller checks the depth)."""
+    n, perm = STACK_PERMS[op]
+    top = stack[len(stack) - n:]
+    stack[len(stack) - n:] = [top[i] for i in perm]
 
 # Implemented as λ-terms only; unreachable from statements (E017).
 COMBINATORS = ("identity", "kestrel", "kite", "compose")

@@ -4,17 +4,17 @@
 `encode_job` sends the flow's params in declaration order, then the hoisted constants, each
 rank-0 value as `[1]`, all in the envelope dtype (int8 values that do not fit are refused
 naming the value and the quant range). `decode_result` checks the MNRS as wire.md §2.2 says
-and turns `[1]` back into rank-0 where the local graph's output is rank-0. Errors: JobError.
+and turns `[1]` back into rank-0 where the compiled record says the local output is. Errors: JobError.
 """
-from bark_vm.wire.constants import WorkerError
+from bark_vm.wire.constants import DTYPE_INT8, WorkerError
 from bark_vm.wire.envelope import (
     DTYPE_NAME, DTYPE_RANGE, QuantBlock, decode_result as decode_mnrs, encode_request,
     quant_block,
 )
 
 from ..tensor import Tensor, shape_text
+from .compiled import Compiled
 from .lower import Lowered
-from .shapes import rank0_outputs
 
 
 class JobError(Exception):
@@ -39,7 +39,7 @@ def _entry(flow: str, what: str, t: Tensor, q: QuantBlock) -> tuple[tuple[int, .
     lo, hi = DTYPE_RANGE[q.dtype]
     for v in t.data:
         if not lo <= v <= hi:
-            if q.dtype == 1:
+            if q.dtype == DTYPE_INT8:
                 raise JobError(f"flow '{flow}': {what} holds {v}, which does not fit the int8 "
                                f"envelope of quant range {q.quantmin}..{q.quantmax} "
                                f"(quantres {q.quantres})")
@@ -65,13 +65,12 @@ def _literal(t: Tensor) -> str:
     return f"{shape_text(t.shape)} literal"
 
 
-def decode_result(raw: bytes, lowered: Lowered, output_names, *, inputs: list[Tensor],
-                  quant=None) -> dict[str, Tensor]:
-    """The outputs of an MNRS, by name in return order. `inputs` are the params the job was
-    sent with (their ranks decide which outputs are rank-0 locally, R5); with `quant`, every
-    entry must carry the request's dtype ([W13])."""
-    g = lowered.graph
-    names = list(output_names)
+def decode_result(raw: bytes, compiled: Compiled, quant=None) -> dict[str, Tensor]:
+    """The outputs of an MNRS, by name in return order; a `[1]` turns back into rank-0 where
+    the compiled record says the local result is (R5). With `quant`, every entry must carry
+    the request's dtype ([W13])."""
+    g = compiled.graph
+    names = [name for name, _ in g.outputs]
     dtype = job_quant(quant).dtype if quant is not None else None
     try:
         result = decode_mnrs(raw, dtype, dense=False)
@@ -86,9 +85,8 @@ def decode_result(raw: bytes, lowered: Lowered, output_names, *, inputs: list[Te
     if result.indexes != tuple(range(len(names))):
         raise JobError(f"flow '{g.flow}': the worker's output table is out of order "
                        f"(indexes {list(result.indexes)})")
-    rank0 = rank0_outputs(g, dict(zip(g.params, inputs)))
     out = {}
-    for name, (shape, data), r0 in zip(names, result.entries, rank0):
+    for name, (shape, data), r0 in zip(names, result.entries, compiled.rank0):
         out[name] = Tensor((), data) if r0 and shape == (1,) else Tensor(shape, data)
     return out
 

@@ -33,10 +33,7 @@ class Lowered:
     module: Module
     hoisted: tuple[Tensor, ...]   # travel after the flow's params, in this order
     value_ids: tuple[int, ...]    # graph node id -> register
-
-    @property
-    def ir(self) -> bytes:
-        return ir.encode_module(self.module)
+    ir: bytes                     # the module's bytes, encoded once
 
     @property
     def tensor_count(self) -> int:
@@ -104,9 +101,9 @@ def lower(graph: FlowGraph, abi: int) -> Lowered:
     outputs = tuple(reg[i] for _, i in graph.outputs)
     instrs.append(Instr(ir.RETURN, dst=outputs[0]))
     module = Module(abi, tuple(instrs), outputs)
-    ir.encode_module(module)  # a field that does not fit its ABI is a bug here, not the user's
+    encoded = ir.encode_module(module)  # a field that does not fit its ABI is a bug here
     value_ids = tuple(reg[n.id] for n in nodes)
-    return Lowered(graph, abi, module, tuple(n.value for n in hoisted), value_ids)
+    return Lowered(graph, abi, module, tuple(n.value for n in hoisted), value_ids, encoded)
 
 
 def _refuse_node(f: str, n: Node, abi: int) -> None:

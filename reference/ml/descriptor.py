@@ -14,6 +14,7 @@ ALGO_NAMES = {v: k for k, v in ALGO_IDS.items()}
 FLAG_INTERCEPT = 1
 FLAG_STANDARDIZED = 2
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+HEADER_SLOTS = 8  # slots 0..7, the fields of Header in order; the payload starts at slot 8
 
 
 def pack(algo_id: int, q: int, features: int, outputs: int, flags: int,
@@ -46,12 +47,12 @@ class Header:
 
 def header(slots) -> Header:
     """The 8 header slots of a descriptor (at least 8 slots)."""
-    return Header(*slots[:8])
+    return Header(*slots[:HEADER_SLOTS])
 
 
 def payload(slots) -> tuple[int, ...]:
     """Everything after the header."""
-    return tuple(slots[8:])
+    return tuple(slots[HEADER_SLOTS:])
 
 
 # --- validity (§3): >= 8 slots, slots 0, 1, 7 right, a listed id, the payload length the
@@ -65,8 +66,9 @@ class _Invalid(Exception):
 def validate(slots) -> str | None:
     """None for a valid descriptor, else the reason it is not one."""
     slots = tuple(slots)
-    if len(slots) < 8:
-        return f"not a model descriptor: {len(slots)} slots, a descriptor has at least 8"
+    if len(slots) < HEADER_SLOTS:
+        return (f"not a model descriptor: {len(slots)} slots, a descriptor has at least "
+                f"{HEADER_SLOTS}")
     h = header(slots)
     if h.magic != MAGIC:
         return f"not a model descriptor: slot 0 is {h.magic}, not the magic {MAGIC}"
@@ -96,7 +98,7 @@ def _counts(p, names: tuple[str, ...]) -> list[int]:
     """The first len(names) payload slots, each a count >= 1."""
     if len(p) < len(names):
         raise _Invalid(f"payload length {len(p)} cannot hold the counts {', '.join(names)}")
-    return [_count(f"count {n} (slot {8 + i})", p[i], 1) for i, n in enumerate(names)]
+    return [_count(f"count {n} (slot {HEADER_SLOTS + i})", p[i], 1) for i, n in enumerate(names)]
 
 
 def _length(p, expected: int, formula: str) -> None:
@@ -144,7 +146,7 @@ def _isolation_forest(h: Header, p) -> None:
     for i in range(t):
         if at >= len(p):
             raise _Invalid(f"payload length {len(p)} ends before tree {i + 1} of {t}")
-        m = _count(f"tree {i + 1} node count M (slot {8 + at})", p[at], 1)
+        m = _count(f"tree {i + 1} node count M (slot {HEADER_SLOTS + at})", p[at], 1)
         if at + 1 + 5 * m > len(p):
             raise _Invalid(f"payload length {len(p)} cannot hold tree {i + 1}'s {m} nodes")
         _nodes(p[at + 1:at + 1 + 5 * m], m, h.features, f"tree {i + 1} ")

@@ -2,6 +2,8 @@
 the one sweepable list, the `rows:` guards, and the refusals raised before training (E027)."""
 from dataclasses import dataclass
 
+from bark_vm.wire.constants import RF_SLOTS
+
 from ..numeric.int32 import INT32_MAX, tdiv
 from ..lang.names import suggest
 from .base import MlRefusal
@@ -30,13 +32,14 @@ class Key:
 
 
 REQUIRED, ABSENT = "required", "absent"
+BUDGET = RF_SLOTS[2]  # the `budget:` default: the ABI v2 register file
 
 
 def _gd_keys():
     return (Key("features", REQUIRED, 1), Key("iters", 200, 1),
             Key("lr", lambda s: max(1, tdiv(s, 20)), 1), Key("l2", 0, 0),
             Key("fit_intercept", True, BOOL), Key("standardize", True, BOOL),
-            Key("budget", 4096, 1))
+            Key("budget", BUDGET, 1))
 
 
 KEYS: dict[str, tuple[Key, ...]] = {
@@ -49,9 +52,9 @@ KEYS: dict[str, tuple[Key, ...]] = {
     "xgboost": (Key("features", REQUIRED, 1), Key("rounds", 8, 1), Key("depth", 3, 1, 6),
                 Key("bins", 8, 2, 16), Key("eta", lambda s: max(1, tdiv(3 * s, 10)), 1),
                 Key("l2", lambda s: s, 0), Key("min_child_hess", lambda s: tdiv(3 * s, 4), 0),
-                Key("rows", ABSENT, 1), Key("budget", 4096, 1)),
+                Key("rows", ABSENT, 1), Key("budget", BUDGET, 1)),
     "hmm": (Key("symbols", REQUIRED, 2, 90), Key("steps", REQUIRED, 2), Key("states", 2, 2, 16),
-            Key("iters", 4, 1), Key("seed", 0), Key("rows", ABSENT, 1), Key("budget", 4096, 1)),
+            Key("iters", 4, 1), Key("seed", 0), Key("rows", ABSENT, 1), Key("budget", BUDGET, 1)),
 }
 
 # Return names per configuration (R41): a model, optionally its loss or score.

@@ -22,6 +22,8 @@ gain, and it is what a node without a split selects; real candidate c sits in co
 Every comparison, division and sigmoid sees exactly the §14 named value; the rest is ring
 arithmetic (matmul, mul by 0/1 masks, add, sub).
 """
+from bark_vm.wire.constants import MAX_DIM
+
 from ..graph.model import FlowGraph
 from ..graph.writer import GraphWriter
 from ..numeric.activation import sigmoid
@@ -32,7 +34,7 @@ from .base import MlRefusal, Start
 from .exact import check_xy
 
 ALGO = "xgboost"
-ALGO_ID = 10
+ALGO_ID = descriptor.ALGO_IDS[ALGO]
 
 
 # --- init (local, exact) ---------------------------------------------------------------
@@ -45,9 +47,6 @@ def thresholds(rows: list[list[int]], bins: int) -> list[list[int]]:
         lo, hi = min(col), max(col)
         out.append([lo + tdiv((hi - lo) * (b + 1), bins + 1) for b in range(bins)])
     return out
-
-
-MAX_DIM = 65534  # the largest reshape dimension (wire-golden §1.4)
 
 
 def init(X: Tensor, y: Tensor, cfg: dict, q: int) -> Start:
@@ -182,18 +181,18 @@ def epilogue(start: Start, state: dict, extras: list, cfg: dict, q: int):
 
 def predict(slots, X: Tensor, q: int) -> Tensor:
     """§10.4: descend each tree on x[f] ≤ thr (f = −1 goes left), F = w32(F + leaf), σ(F)."""
-    slots = tuple(slots)
-    d = slots[4]
+    h, p = descriptor.header(slots), descriptor.payload(slots)
+    d = h.features
     if X.rank != 2 or X.size == 0 or X.shape[1] != d:
         raise MlRefusal(f"X must be rank 2 with {d} columns, its shape is {list(X.shape)}")
-    rounds, depth = slots[8], slots[9]
+    (rounds, depth), nodes = p[:2], p[2:]  # payload: rounds, depth, then each round's tree
     inner = 2 ** depth - 1
     per = 3 * 2 ** depth - 2
     trees = []
     for r in range(rounds):
-        base = 10 + r * per
-        splits = [(slots[base + 2 * j], slots[base + 2 * j + 1]) for j in range(inner)]
-        trees.append((splits, slots[base + 2 * inner: base + per]))
+        base = r * per
+        splits = [(nodes[base + 2 * j], nodes[base + 2 * j + 1]) for j in range(inner)]
+        trees.append((splits, nodes[base + 2 * inner: base + per]))
     out = []
     for row in X.rows():
         f = 0

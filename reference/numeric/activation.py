@@ -2,9 +2,9 @@
 
 A register value i at quantres q (M = 10^q) becomes xf = rdiv(i·1000, M) thousandths, is
 looked up with linear interpolation (saturating past the table's ends) and scaled back by
-rdiv(v·M, 10^6). The tables themselves live in `bark_vm.lut` (R35).
+rdiv(v·M, 10^6). The tables themselves live in `bark_vm.wire.lut` (R35).
 """
-from bark_vm.lut import EXP, SIGMOID, STEP, TANH, VSCALE, XSCALE, Table
+from bark_vm.wire.lut import EXP, SIGMOID, STEP, TANH, VSCALE, XSCALE, Table
 
 from ..ops.registry import OpError
 from .int32 import rdiv

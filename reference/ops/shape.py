@@ -1,15 +1,15 @@
 """Shape ops: reshape, split, concat and slice (row-major; data is never changed)."""
 from math import prod
 
+from bark_vm.wire.constants import MAX_DIM
+
 from ..tensor import Tensor, shape_text
 from .broadcast import check_axis, int_param
 from .registry import OpContext, OpError
 
-MAX_DIM = 65534
-
 
 def _target_shape(rows, cols, shape) -> tuple[int, ...]:
-    """{rows, cols} or {shape: [d1..dk]} (k 1..4), never both; each dim 1..65534."""
+    """{rows, cols} or {shape: [d1..dk]} (k 1..4), never both; each dim 1..MAX_DIM."""
     if shape is not None:
         if rows is not None or cols is not None:
             raise OpError("reshape takes {rows, cols} or {shape}, not both")

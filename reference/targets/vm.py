@@ -12,16 +12,8 @@ from bark_vm.wire.status import Status, parse_status
 
 from . import limits
 from .frame_pipe import FramePipe, PipeClosed, PipeTimeout
+from .target import DeviceFailure
 from .worker_errors import worker_error_text
-
-
-class DeviceFailure(Exception):
-    """A job a device could not answer. `code` is the worker's CDP code, or None when the
-    device itself failed (the child died, the channel broke)."""
-
-    def __init__(self, message: str, code: str | None = None, detail: str = ""):
-        super().__init__(message)
-        self.message, self.code, self.detail = message, code, detail
 
 
 def vm_command(alias: str, fields: dict) -> list[str]:
@@ -57,8 +49,9 @@ class VmDevice:
             self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=self._log, bufsize=0)
         except OSError as e:
-            raise DeviceFailure(f"no local Bark VM: spawning '{self.command[0]}' failed: "
-                                f"{e.strerror or e}") from None
+            self._broken = DeviceFailure(f"no local Bark VM: spawning '{self.command[0]}' "
+                                         f"failed: {e.strerror or e}")
+            raise self._broken from None
         self._pipe = FramePipe(self.proc.stdin.fileno(), self.proc.stdout.fileno())
         start_s = max(self.deadline_s, limits.START_DEADLINE_S)
         kind, payload = self._read(time.monotonic() + start_s, "its HELO", start_s)

@@ -12,7 +12,7 @@ from bark_vm.wire.status import Status, parse_status
 
 from . import limits
 from .http_exchange import Answer, Exchange, ExchangeFailure
-from .vm import DeviceFailure
+from .target import DeviceFailure
 from .worker_errors import worker_error_text
 
 
@@ -37,6 +37,7 @@ class CdpDevice:
         self.user, self.password, self.token = user, password, token
         self.deadline_s = deadline_s
         self.status: Status | None = None
+        self._probe_failure: DeviceFailure | None = None
         self.pid = None
         self._stopping = threading.Event()
         self._exchange: Exchange | None = None
@@ -69,16 +70,26 @@ class CdpDevice:
 
     # --- the device interface -----------------------------------------------------------
     def start(self) -> Status:
-        """The one status probe of this plan (no credentials needed)."""
+        """The one status probe of this plan (no credentials needed); a failed probe is kept
+        and raised again, so a dead worker costs one timeout per plan."""
         if self.status is None:
-            answer = self._request("GET", "/api/status", auth=False)
-            if answer.status != 200:
-                raise self._refused(answer)
+            if self._probe_failure is not None:
+                raise self._probe_failure
             try:
-                self.status = parse_status(answer.body)
-            except ValueError as e:
-                raise self._fail(f"malformed_response: bad status: {e}") from None
+                self.status = self._probe()
+            except DeviceFailure as e:
+                self._probe_failure = e
+                raise
         return self.status
+
+    def _probe(self) -> Status:
+        answer = self._request("GET", "/api/status", auth=False)
+        if answer.status != 200:
+            raise self._refused(answer)
+        try:
+            return parse_status(answer.body)
+        except ValueError as e:
+            raise self._fail(f"malformed_response: bad status: {e}") from None
 
     def abort(self) -> None:
         """Stop at once (from another thread, on Ctrl-C): the wait in progress ends, and an

@@ -1,0 +1,138 @@
+"""How jobs reach their target (D9): one lane per target. A device (VM or worker) has a
+serial lane, a thread that runs its jobs one at a time, lowest key first; the local
+interpreter has a lane that runs a job at once in this thread (`--threads 1`) or in a
+process pool of N. Every lane answers every job it takes, through `report(job, outputs,
+error)`, and writes the job's trace records around the target's run."""
+import heapq
+import threading
+from concurrent.futures import ProcessPoolExecutor
+
+from ..diagnostics import Diagnostic
+from ..targets.local import evaluate_job, local_result
+from ..targets.target import TargetFailure
+from .job import Job
+from .trace import Trace
+
+
+def run_on(target, job: Job, trace: Trace):
+    """Run one job on its target: (outputs, None) or (None, Diagnostic). Whatever the target
+    raises becomes the job's coded answer."""
+    try:
+        target.open()
+    except Exception:  # the run below meets the same failure and words it for the job
+        pass
+    trace.start(job.name, target.name, target.pid)
+    try:
+        outputs = target.run(job.graph, job.inputs, job.globals, job.round_flow)
+    except TargetFailure as f:
+        trace.end(job.name, target.name, f.trace_code)
+        return None, f.diagnostic
+    except Exception as e:  # a bug or a lying device: the job still gets an answer
+        trace.end(job.name, target.name, "ERUN")
+        return None, Diagnostic("ERUN", f"flow '{job.name}': device '{target.name}': internal "
+                                f"error {type(e).__name__}: {e}")
+    trace.end(job.name, target.name, None)
+    return outputs, None
+
+
+class SerialLane:
+    """A device's jobs, one at a time on its own thread, ordered by job key."""
+
+    def __init__(self, target, trace: Trace, report):
+        self.target, self.trace, self.report = target, trace, report
+        self._heap: list[Job] = []
+        self._cond = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name=f"lane-{target.name}",
+                                        daemon=True)
+        self._thread.start()
+
+    def submit(self, job: Job) -> None:
+        with self._cond:
+            heapq.heappush(self._heap, job)
+            self._cond.notify()
+
+    def close(self) -> None:
+        """Run what is queued, then stop."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join()
+
+    def abort(self) -> None:
+        """Stop without running what is queued (Ctrl-C). The job in progress ends when the
+        target itself is aborted (the fleet's part)."""
+        with self._cond:
+            self._closed = True
+            self._heap = []
+            self._cond.notify()
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        job = None
+        try:
+            while True:
+                with self._cond:
+                    while not self._heap and not self._closed:
+                        self._cond.wait()
+                    if not self._heap:
+                        return
+                    job = heapq.heappop(self._heap)
+                self.report(job, *run_on(self.target, job, self.trace))
+                job = None
+        finally:
+            # Only a BaseException gets here with work left: answer it rather than leave the
+            # scheduler waiting on jobs nobody will report.
+            with self._cond:
+                left, self._heap = ([job] if job else []) + self._heap, []
+            for j in left:
+                self.report(j, None, Diagnostic("ERUN", f"flow '{j.name}': device "
+                                                f"'{self.target.name}': its queue stopped"))
+
+
+class LocalLane:
+    """The local interpreter's jobs: at once in the scheduler's thread, or in a pool of N
+    processes (`--threads N`); the answer always goes through `report`."""
+
+    def __init__(self, target, trace: Trace, report, threads: int = 1):
+        self.target, self.trace, self.report, self.threads = target, trace, report, threads
+        self._pool: ProcessPoolExecutor | None = None
+
+    def submit(self, job: Job) -> None:
+        if self.threads == 1:
+            self.report(job, *run_on(self.target, job, self.trace))
+            return
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.threads)
+        self.trace.start(job.name, self.target.name, None)
+        future = self._pool.submit(evaluate_job, job.graph, job.inputs, job.globals,
+                                   self.target.quantres, self.target.trap)
+        future.add_done_callback(lambda f: self._pool_done(job, f))
+
+    def _pool_done(self, job: Job, future) -> None:
+        """On the pool's thread: every pool job is answered, a dead pool process included."""
+        try:
+            got = future.result()
+        except Exception as e:
+            got = ("err", f"the local worker process failed ({type(e).__name__})")
+        try:
+            outputs, error, code = local_result(job.name, got), None, None
+        except TargetFailure as f:
+            outputs, error, code = None, f.diagnostic, f.trace_code
+        self.trace.end(job.name, self.target.name, code)
+        self.report(job, outputs, error)
+
+    def close(self) -> None:
+        if self._pool:
+            self._pool.shutdown()
+
+    def abort(self) -> None:
+        if self._pool:
+            for proc in list(getattr(self._pool, "_processes", {}).values()):
+                proc.terminate()
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def join(self, timeout: float) -> None:
+        pass

@@ -1,0 +1,164 @@
+"""`maned.run()`: one script run as a function (DESIGN §7). Check, plan, route, load the
+inputs, run the top-level statements and every planned definition on its target, write
+the out:: files, verify; every step's outcome lands in the Report, never in printed text."""
+import os
+
+from ..check import build_statement
+from ..diagnostics import Diagnostic, MnError
+from ..diagnostics.ledger import exit_code
+from ..dispatch.fleet import Fleet
+from ..dispatch.plan import make_plan
+from ..dispatch.routing import precompile, resolve_routing
+from ..dispatch.scheduler import Routing, Scheduler
+from ..dispatch.trace import Trace
+from ..dispatch.verify import compare
+from ..interp.evaluate import FlowFailure, evaluate
+from ..io.inputs import load_inputs
+from ..io.outputs import write_outputs
+from ..lang import ast
+from ..lang.names import suggest
+from ..ops.registry import OpContext
+from ..targets.target import DeviceFailure
+from .compile import check_input_names, compile_script, input_values, script_source
+from .report import (STATUS_FIELDS, DiagnosticRecord, FlowOutputs, Note, OutFile, Report,
+                     StatusBlock, Value)
+
+
+class _Builder:
+    """What a run has found so far; `report()` freezes it."""
+
+    def __init__(self, progress):
+        self.progress = progress
+        self.diagnostics: list[Diagnostic] = []
+        self.notes: list[str] = []
+        self.statuses, self.prints, self.flows, self.files = [], [], [], []
+        self.verify = None
+        self.extra_codes: list[str] = []
+        self.trace: Trace | None = None
+
+    def error(self, *diags: Diagnostic) -> None:
+        self.diagnostics.extend(diags)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+        if self.progress:
+            self.progress(Note(text))
+
+    def report(self) -> Report:
+        codes = [d.code for d in self.diagnostics] + self.extra_codes
+        return Report(exit_code=exit_code(codes),
+                      diagnostics=tuple(DiagnosticRecord.of(d) for d in self.diagnostics),
+                      statuses=tuple(self.statuses), prints=tuple(self.prints),
+                      flows=tuple(self.flows), files=tuple(self.files), verify=self.verify,
+                      notes=tuple(self.notes),
+                      jobs=tuple(self.trace.jobs) if self.trace else ())
+
+
+def run(script: str | os.PathLike | None = None, *, source: str | None = None,
+        base_dir: str | os.PathLike | None = None, inputs=None, flow: str | None = None,
+        verify: bool = False, threads: int = 1, require_vm: bool = False,
+        trap_overflow: bool = False, trace=None, progress=None) -> Report:
+    """Run a script and report what it did (see docs/api.md).
+
+    script: a .mnd path; or `source` text with `base_dir` (default: the working folder) for
+    its csv()/model() paths. inputs: what `--in` takes, as (name, value) pairs or a mapping;
+    a value is `--in` text (raw integers, or a path for a csv() input) or a Tensor.
+    trace(record) is called with each job's start and end record, progress(event) with a
+    Note or each finished job's JobDone, both while the run goes on. A bad script, input or
+    worker is a coded diagnostic in the report, never an exception."""
+    if (script is None) == (source is None):
+        raise TypeError("run() takes a script path or source=, not both or neither")
+    b = _Builder(progress)
+    try:
+        if script is not None:
+            text, folder = script_source(script)
+        else:
+            text, folder = source, os.path.abspath(os.fspath(base_dir or os.getcwd()))
+        _run(b, text, folder, inputs, flow, verify, threads, require_vm, trap_overflow,
+             trace, progress)
+    except MnError as e:
+        b.error(*e.diagnostics)
+    return b.report()
+
+
+def _run(b: _Builder, text, folder, inputs, flow, verify, threads, require_vm, trap,
+         sink, progress) -> None:
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise MnError(Diagnostic("EUSAGE", f"--threads takes a whole number of 1 or more, not "
+                                 f"{threads!r}"))
+    checked = compile_script(text)
+    program = checked.program
+    plan = make_plan(program, flow)
+    routing = resolve_routing(program, plan, checked.graphs, checked.ml, require_vm)
+    if trap and routing.any:
+        raise MnError(Diagnostic("EUSAGE", "--trap-overflow runs on the local interpreter "
+                                 "only; it cannot be combined with routing (@device or "
+                                 "--require-vm)"))
+    fleet = Fleet(routing.devices, program.quant, trap=trap)
+    try:
+        precompile(routing, checked.graphs, fleet)
+        overrides = input_values(program, inputs)
+        check_input_names(program, overrides)
+        loaded = load_inputs(program, overrides, folder)
+        for n in loaded.notes:
+            b.note(n)
+        b.prints = _top_level(program, loaded.values, OpContext(program.quant.quantres), trap)
+        b.statuses = _status_blocks(program, fleet)
+        b.trace = Trace(sink, progress)
+        result = Scheduler(program, plan, checked.graphs, checked.ml, loaded.values, routing,
+                           trap=trap, threads=threads, trace=b.trace, fleet=fleet).run()
+    finally:
+        fleet.close()
+    b.error(*result.errors)
+    b.flows = [FlowOutputs(name, tuple(Value.of(k, v) for k, v in result.outputs[name].items()))
+               for name in plan.printed if name in result.outputs]
+    written, errors = write_outputs(program, result.outputs, loaded.values,
+                                    program.quant.quantres, folder)
+    b.files = [OutFile(name, path) for name, path in written]
+    b.error(*errors)
+    if verify and not result.errors and not errors:
+        routed = [n for n in plan.order if routing.flows.get(n) or routing.ml.get(n)]
+        local = Scheduler(program, plan, checked.graphs, checked.ml, loaded.values, Routing(),
+                          threads=threads).run() if routed else None
+        b.verify = compare([n for n in plan.printed if n in routed] or routed, result, local)
+        if b.verify.status == "MISMATCH":
+            b.extra_codes.append("ERUN")
+
+
+def _status_blocks(program: ast.Program, fleet: Fleet) -> list[StatusBlock]:
+    """`status::A;` blocks (R23, R44), from the same one probe the run's jobs use."""
+    blocks = []
+    for item in program.of(ast.StatusDecl):
+        if item.alias not in fleet.specs:
+            raise MnError(Diagnostic("EPLAN", f"status::{item.alias}: no device::{item.alias} "
+                                     "block" + suggest(item.alias, fleet.specs)))
+        try:
+            status = fleet.target(item.alias).open()
+        except DeviceFailure as e:
+            raise MnError(Diagnostic("ERUN", f"status::{item.alias}: {e.message}")) from None
+        blocks.append(StatusBlock(item.alias, tuple((k, getattr(status, k))
+                                                    for k in STATUS_FIELDS)))
+    return blocks
+
+
+def _top_level(program: ast.Program, values: dict, ctx: OpContext, trap: bool) -> list[Value]:
+    """Run top-level statements in order (they bind globals, R28); the return@ values."""
+    printed = []
+    for item in program.items:
+        if isinstance(item, ast.TopStatement):
+            targets = [t.name for t in item.stmt.targets]
+            graph = build_statement(program, item.stmt.terms, targets, item.stmt.pos)
+        elif isinstance(item, ast.PrintStatement):
+            graph = build_statement(program, item.terms, None, item.pos)
+        else:
+            continue
+        try:
+            got = evaluate(graph, {}, values, ctx, trap)
+        except FlowFailure as e:
+            pos = graph.flow.partition("@")[2]
+            raise MnError(Diagnostic("ERUN", f"top-level statement at line {pos}: {e.message}"))
+        if isinstance(item, ast.PrintStatement):
+            printed.append(Value.of(f"return@{item.pos.line}", got["return"]))
+        else:
+            values.update(got)
+    return printed

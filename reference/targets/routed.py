@@ -1,0 +1,60 @@
+"""A Bark VM child or a CDP worker as a target: the flow compiled at the device's ABI (once
+per run, `lowering.compiled`), pre-flight against its status, the MNPK sent through the
+device, the MNRS decoded. Every failure is a coded TargetFailure naming the flow."""
+from bark_vm.wire.status import Status
+
+from ..diagnostics import Diagnostic
+from ..graph.model import FlowGraph
+from ..lang.ast import Quant
+from ..lowering.compiled import Compiler
+from ..lowering.envelopes import JobError, decode_result, encode_job
+from ..lowering.lower import LoweringError
+from ..tensor import Tensor
+from .preflight import PreflightFailure, preflight
+from .target import DeviceFailure, TargetFailure
+
+
+class RoutedTarget:
+    def __init__(self, device, kind: str, quant: Quant, compiler: Compiler):
+        """device: a VmDevice or CdpDevice (start, run, pid, alias, abort, close)."""
+        self.device, self.kind, self.quant, self.compiler = device, kind, quant, compiler
+        self.name = device.alias
+
+    @property
+    def pid(self) -> int | None:
+        return self.device.pid
+
+    def open(self) -> Status:
+        """The device's status (a VM child spawned, a worker probed: once per run)."""
+        return self.device.start()
+
+    def run(self, graph: FlowGraph, inputs: dict[str, Tensor],
+            globals_: dict[str, Tensor] | None = None,
+            round_flow: bool = False) -> dict[str, Tensor]:
+        flow = graph.flow
+        try:
+            status = self.open()
+            compiled = self.compiler.compile(graph, status.ir, inputs)
+            request = encode_job(compiled.lowered, [inputs[p] for p in graph.params],
+                                 self.quant)
+            preflight(self.name, status, compiled.mnemonics, len(request), compiled.values,
+                      round_flow)
+        except (LoweringError, JobError, PreflightFailure) as e:
+            raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}")) from None
+        except DeviceFailure as e:
+            raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {e.message}"),
+                                e.code or "ERUN") from None
+        try:
+            return decode_result(self.device.run(request), compiled, self.quant)
+        except DeviceFailure as e:
+            raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {e.message}"),
+                                e.code or "ERUN") from None
+        except JobError as e:
+            raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': device '{self.name}': "
+                                           f"{e}")) from None
+
+    def close(self) -> None:
+        self.device.close()
+
+    def abort(self) -> None:
+        self.device.abort()

@@ -1,0 +1,55 @@
+"""The one interface every target implements (DESIGN §7), and its two failures.
+
+    open()                   -> the target's Status (None for the local interpreter)
+    run(graph, inputs, ...)  -> {output name: Tensor}, or TargetFailure
+    close() / abort()        -> done with it / stop at once (Ctrl-C)
+
+`name` is the alias a job is routed to ("local" for the interpreter), `pid` the process
+that runs the job where there is one. A failure is a value with a code (a Diagnostic);
+only the printer makes it text."""
+from typing import Protocol
+
+from bark_vm.wire.status import Status
+
+from ..diagnostics import Diagnostic
+from ..graph.model import FlowGraph
+from ..tensor import Tensor
+
+LOCAL = "local"  # the local interpreter's target name
+
+
+class DeviceFailure(Exception):
+    """A job a device could not answer. `code` is the worker's CDP code, or None when the
+    device itself failed (the child died, the channel broke, a deadline passed)."""
+
+    def __init__(self, message: str, code: str | None = None, detail: str = ""):
+        super().__init__(message)
+        self.message, self.code, self.detail = message, code, detail
+
+
+class TargetFailure(Exception):
+    """A job that ended without outputs: its coded diagnostic (EPLAN or ERUN, naming the
+    flow) and the code its trace record ends with."""
+
+    def __init__(self, diagnostic: Diagnostic, trace_code: str | None = None):
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+        self.trace_code = trace_code or diagnostic.code
+
+
+class Target(Protocol):
+    name: str
+    kind: str  # "local", "vm" or "remote"
+
+    @property
+    def pid(self) -> int | None: ...
+
+    def open(self) -> Status | None: ...
+
+    def run(self, graph: FlowGraph, inputs: dict[str, Tensor],
+            globals_: dict[str, Tensor] | None = None,
+            round_flow: bool = False) -> dict[str, Tensor]: ...
+
+    def close(self) -> None: ...
+
+    def abort(self) -> None: ...
