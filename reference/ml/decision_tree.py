@@ -9,7 +9,7 @@ from .base import MlRefusal
 from .exact import check_xy, matrix_rows
 
 ALGO = "decision_tree"
-ALGO_ID = 7
+ALGO_ID = descriptor.ALGO_IDS[ALGO]
 Q20 = 2 ** 20
 LEAF = -1
 

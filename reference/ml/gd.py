@@ -10,14 +10,13 @@ from . import descriptor
 from .base import MlRefusal, Start
 from .exact import check_xy, column_stats, standardize_row
 
-IDS = {"linear_regression": 1, "logistic_regression": 2, "svm": 3}
 
 
 class GradientDescent:
     """One module object per algorithm of the family (they differ only in p, e and loss)."""
 
     def __init__(self, algo: str):
-        self.ALGO, self.ALGO_ID = algo, IDS[algo]
+        self.ALGO, self.ALGO_ID = algo, descriptor.ALGO_IDS[algo]
 
     # --- init (local, exact) ---------------------------------------------------------
     def init(self, X: Tensor, y: Tensor, cfg: dict, q: int) -> Start:
@@ -89,9 +88,10 @@ class GradientDescent:
     # --- predict ----------------------------------------------------------------------
     def predict(self, slots: tuple[int, ...], X: Tensor, q: int) -> Tensor:
         """z = (x − mu)·S/sd, P = Σ z·w + S·b, f = P/S; linear f, logistic σ(f), svm ±S."""
-        s, d = 10 ** q, slots[4]
-        w, b = slots[8:8 + d], slots[8 + d]
-        mu, sd = slots[9 + d:9 + 2 * d], slots[9 + 2 * d:9 + 3 * d]
+        s, d = 10 ** q, descriptor.header(slots).features
+        body = descriptor.payload(slots)  # w (d), b, mu (d), sd (d)
+        w, b = body[:d], body[d]
+        mu, sd = body[1 + d:1 + 2 * d], body[1 + 2 * d:1 + 3 * d]
         out = []
         for row in X.rows():
             z = [wrap32(v) for v in standardize_row(row, mu, sd, s)]
@@ -104,4 +104,5 @@ class GradientDescent:
         return Tensor((len(out), 1), tuple(out))
 
 
-MODULES = {algo: GradientDescent(algo) for algo in IDS}
+GD_FAMILY = ("linear_regression", "logistic_regression", "svm")
+MODULES = {algo: GradientDescent(algo) for algo in GD_FAMILY}

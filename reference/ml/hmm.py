@@ -11,12 +11,13 @@ quotient that is itself an op result, hence wrapped.
 from ..graph.writer import GraphWriter
 from ..numeric.int32 import tdiv, wrap32
 from ..tensor import Tensor
+from . import descriptor
 from .base import MlRefusal, Start
 from .descriptor import pack
 from .exact import SplitMix64
 
 ALGO = "hmm"
-ALGO_ID = 11
+ALGO_ID = descriptor.ALGO_IDS[ALGO]
 PS = 100  # scale of π, A, B
 STATE = ("pi", "A", "B", "score")
 
@@ -265,8 +266,8 @@ def epilogue(start: Start, state: dict, extras: list, cfg: dict, q: int):
 def predict(slots, O: Tensor, q: int) -> Tensor:
     """§12.6: argmax_k γ_t[n][k] (ties → lowest k) with the stored parameters, as [N, T]."""
     slots = list(slots.data if isinstance(slots, Tensor) else slots)
-    K, V = slots[8], slots[9]
-    p = 10
+    K, V = descriptor.payload(slots)[:2]  # states, symbols; then the parameters
+    p = descriptor.HEADER_SLOTS + 2
     pi = slots[p:p + K]
     A = [slots[p + K + i * K:p + K + (i + 1) * K] for i in range(K)]
     b0 = p + K + K * K

@@ -9,7 +9,7 @@ from . import descriptor
 from .exact import SplitMix64, check_xy, matrix_rows
 
 ALGO = "isolation_forest"
-ALGO_ID = 8
+ALGO_ID = descriptor.ALGO_IDS[ALGO]
 LEAF = -1
 
 

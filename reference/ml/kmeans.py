@@ -6,7 +6,7 @@ from . import descriptor
 from .exact import apply_std_block, check_k, check_xy, matrix_rows, standardized
 
 ALGO = "kmeans"
-ALGO_ID = 4
+ALGO_ID = descriptor.ALGO_IDS[ALGO]
 
 
 def fit(X: Tensor, y: Tensor | None, cfg: dict, q: int) -> Tensor:

@@ -9,7 +9,7 @@ from .base import MlRefusal
 from .exact import apply_std_block, check_k, check_xy, matrix_rows, standardized
 
 ALGO = "knn"
-ALGO_ID = 5
+ALGO_ID = descriptor.ALGO_IDS[ALGO]
 
 
 def fit(X: Tensor, y: Tensor | None, cfg: dict, q: int) -> Tensor:

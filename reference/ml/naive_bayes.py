@@ -7,7 +7,7 @@ from .base import MlRefusal
 from .exact import apply_std_block, check_xy, matrix_rows, standardized
 
 ALGO = "naive_bayes"
-ALGO_ID = 6
+ALGO_ID = descriptor.ALGO_IDS[ALGO]
 Q20 = 2 ** 20
 LN2_Q30 = 744261118  # round(ln 2 · 2^30)
 

@@ -3,6 +3,8 @@ a job is sent. A failure sends nothing."""
 from bark_vm.wire.constants import PROTO
 from bark_vm.wire.status import Status
 
+from ..lowering.compiled import Compiled
+
 
 class PreflightFailure(Exception):
     def __init__(self, message: str):
@@ -10,9 +12,11 @@ class PreflightFailure(Exception):
         self.message = message
 
 
-def preflight(alias: str, status: Status, mnemonics: list[str], request_size: int,
-              values: int, round_flow: bool) -> None:
-    """proto, ops coverage, payload cap and register budget, in that order."""
+def preflight(alias: str, status: Status, compiled: Compiled, request_size: int,
+              round_flow: bool) -> None:
+    """proto, ops coverage, payload cap and register budget, in that order; the flow is
+    known only through its compiled record."""
+    mnemonics, values = compiled.mnemonics, compiled.values
     if status.proto != PROTO:
         raise PreflightFailure(f"pre-flight failed (PROTO_VERSION): device '{alias}' speaks "
                                f"proto {status.proto}, this controller requires proto "

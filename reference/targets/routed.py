@@ -37,8 +37,7 @@ class RoutedTarget:
             compiled = self.compiler.compile(graph, status.ir, inputs)
             request = encode_job(compiled.lowered, [inputs[p] for p in graph.params],
                                  self.quant)
-            preflight(self.name, status, compiled.mnemonics, len(request), compiled.values,
-                      round_flow)
+            preflight(self.name, status, compiled, len(request), round_flow)
         except (LoweringError, JobError, PreflightFailure) as e:
             raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}")) from None
         except DeviceFailure as e:
