@@ -48,15 +48,18 @@ def _run_op(node: Node, args: list[Tensor], ctx: OpContext, trap: bool) -> Tenso
     try:
         raw = BY_NAME[node.op].function()(ctx, *args, **dict(node.params))
     except OpError as e:
-        where = node.op if e.terse else f"op '{node.op}' (value v{node.id}{_named(node)})"
-        raise FlowFailure(f"{where}: {e}") from None
+        raise FlowFailure(f"{node.op if e.terse else describe(node)}: {e}") from None
     if all(fits32(v) for v in raw.data):
         return raw
     if trap:
         i, v = next((i, v) for i, v in enumerate(raw.data) if not fits32(v))
-        raise FlowFailure(f"overflow trap: op '{node.op}' (value v{node.id}{_named(node)}) "
-                          f"element {i} is {v}")
+        raise FlowFailure(f"overflow trap: {describe(node)} element {i} is {v}")
     return Tensor(raw.shape, tuple(wrap32(v) for v in raw.data))
+
+
+def describe(node: Node) -> str:
+    """How a failure names an op node: `op 'NAME' (value vID -> 'OUTPUT')`."""
+    return f"op '{node.op}' (value v{node.id}{_named(node)})"
 
 
 def _named(node: Node) -> str:

@@ -1,15 +1,19 @@
 """A routed flow compiled once per (graph, ABI) in a run (DESIGN §7): the lowered module with
 its encoded bytes and the compute ops a worker must advertise; per input ranks, whether
 each output is rank-0 locally (R5). Pre-flight and the routed targets read only this."""
+import inspect
 from dataclasses import dataclass
 
 from bark_vm.wire.ir import compute_mnemonics
 
 from ..graph.model import FlowGraph
+from ..interp.evaluate import describe
+from ..ops.broadcast import check_axis
+from ..ops.registry import BY_NAME, OpError
 from ..tensor import Tensor
 from . import lower as lowering
 from .lower import Lowered
-from .shapes import rank0_outputs
+from .shapes import rank0_values
 
 
 @dataclass(frozen=True)
@@ -17,6 +21,7 @@ class Compiled:
     lowered: Lowered
     mnemonics: tuple[str, ...]  # the compute ops of the module, for pre-flight
     rank0: tuple[bool, ...]     # per returned name: rank-0 locally (a `[1]` comes back as one)
+    refusal: str | None = None  # what the local interpreter refuses that a worker would run
 
     @property
     def graph(self) -> FlowGraph:
@@ -49,4 +54,31 @@ class Compiler:
 
     def compile(self, graph: FlowGraph, abi: int, inputs: dict[str, Tensor]) -> Compiled:
         low, mnemonics = self.lowered(graph, abi)
-        return Compiled(low, mnemonics, rank0_outputs(graph, inputs))
+        rank0 = rank0_values(graph, inputs)
+        return Compiled(low, mnemonics, tuple(rank0[i] for _, i in graph.outputs),
+                        rank0_axis_refusal(graph, rank0))
+
+
+def axis_of(op: str, params: dict):
+    """The axis an op works along: its `axis` parameter, else the op function's default
+    (concat and split default to 0; the reductions and softmax to None, the whole value)."""
+    fn = BY_NAME[op].function()
+    param = inspect.signature(fn).parameters.get("axis")
+    return None if param is None else params.get("axis", param.default)
+
+
+def rank0_axis_refusal(graph: FlowGraph, rank0: list[bool]) -> str | None:
+    """An axis op on a rank-0 operand: refused locally (docs/ops.md §5.0), yet a rank-0
+    value travels as `[1]`, where axis 0 exists, so a worker would run it. The same words
+    as the interpreter's refusal, for the first such op in graph order."""
+    for n in graph.nodes:
+        if n.kind != "op" or not any(rank0[s] for s in n.srcs):
+            continue
+        axis = axis_of(n.op, dict(n.params))
+        if axis is None:
+            continue
+        try:
+            check_axis(axis, 0)
+        except OpError as e:
+            return f"{describe(n)}: {e}"
+    return None

@@ -160,7 +160,8 @@ def _fields(f: str, op: str, p: dict) -> dict:
     if op == "conv2d":
         if "stride" not in p and "padding" not in p:
             return {"imm": 0}
-        stride = _int(f, op, "stride", p.get("stride", 1), 1, 255)
+        # an explicit stride 0 means 1, as it does locally (docs/ops.md §5.1)
+        stride = _int(f, op, "stride", p.get("stride", 1), 0, 255) or 1
         padding = _int(f, op, "padding", p.get("padding", 0), 0, 255)
         return {"imm": stride | padding << 8}
     if op in ("maxpool2d", "avgpool2d"):

@@ -35,6 +35,8 @@ class RoutedTarget:
         try:
             status = self.open()
             compiled = self.compiler.compile(graph, status.ir, inputs)
+            if compiled.refusal:  # refused here exactly as the interpreter refuses it
+                raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {compiled.refusal}"))
             request = encode_job(compiled.lowered, [inputs[p] for p in graph.params],
                                  self.quant)
             preflight(self.name, status, compiled, len(request), round_flow)
