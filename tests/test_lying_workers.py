@@ -68,13 +68,14 @@ def test_a_trickling_worker_ends_at_the_device_deadline(tmp_path):
                    " answer within the 2 s deadline [ERUN]\n")
 
 
-@pytest.mark.parametrize("value, shown", [("0", "0"), ("-2", "-2"), ('"soon"', "'soon'")])
+@pytest.mark.parametrize("value, shown", [("0", "0"), ("-2", "-2"), ('"soon"', "'soon'"),
+                                          ("2147484", "2147484")])
 def test_a_bad_timeout_field_is_refused_before_anything_runs(maned_run, value, shown):
     code, out, err = maned_run(source=HEAD + f'device::liar {{ host = "local"; timeout = {value};'
                                ' }\n' + FLOW)
     assert (code, out) == (1, "")
-    assert err == (f"error: device 'liar': bad timeout {shown} (a whole number of seconds, 1 or "
-                   "more) [EPLAN]\n")
+    assert err == (f"error: device 'liar': bad timeout {shown} (a whole number of seconds, 1 to "
+                   "86400) [EPLAN]\n")
 
 
 def test_an_exception_in_a_device_thread_answers_its_job(stub, maned_run, monkeypatch):

@@ -94,9 +94,15 @@ def const_value(instr: Instr) -> int:
     return instr.imm - 0x10000 if instr.imm >= 0x8000 else instr.imm
 
 
+def const_fits(value: int, abi: int) -> bool:
+    """Whether a CONST instruction can carry this scalar literal (§1.2): under v2 an int16
+    in its imm, under v1 only 0. Anything else travels as an input tensor (D4)."""
+    return value == 0 if abi == 1 else -0x8000 <= value <= 0x7FFF
+
+
 def int16_imm(value: int) -> int:
     """The imm field holding an int16 literal (ValueError outside −32768..32767)."""
-    if not -0x8000 <= value <= 0x7FFF:
+    if not const_fits(value, 2):
         raise ValueError(f"{value} does not fit int16")
     return value & 0xFFFF
 

@@ -4,6 +4,7 @@ verdict on stdout, or the whole report as JSON with --json; notes, progress and 
 errors on stderr."""
 import json
 import sys
+from dataclasses import replace
 
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
@@ -43,27 +44,62 @@ def _main(argv: list[str], out, err) -> int:
         out.write(USAGE if opts.show == "help" else version_text("maned-run"))
         return 0
     progress_on = opts.progress if opts.progress is not None else err.isatty()
-    try:
-        trace_file = open(opts.trace, "w", encoding="utf-8") if opts.trace else None
-    except OSError as e:
-        return _refused([Diagnostic("EIO", f"cannot write the trace file '{opts.trace}': "
-                                    f"{e.strerror or e}")], out, err, as_json=opts.json)
+    trace = TraceFile(opts.trace) if opts.trace else None
     try:
         report = run(opts.script, inputs=opts.inputs, flow=opts.flow, verify=opts.verify,
                      threads=opts.threads, require_vm=opts.require_vm,
-                     trap_overflow=opts.trap_overflow,
-                     trace=_trace_writer(trace_file) if trace_file else None,
+                     trap_overflow=opts.trap_overflow, trace=trace,
                      progress=_progress_printer(err, progress_on))
     finally:
-        if trace_file:
-            trace_file.close()
+        closed = trace.close() if trace else None
+    code = report.exit_code
+    if closed is not None:  # the last records could not be written
+        report = replace(report, diagnostics=report.diagnostics + (DiagnosticRecord.of(closed),))
+        code = max(code, exit_code([closed.code]))
+    late = [d for d in report.diagnostics if d.message.startswith("out::")]
     for d in report.diagnostics:
-        err.write(run_line(d.diagnostic()) + "\n")
+        if d not in late:
+            err.write(run_line(d.diagnostic()) + "\n")
     if opts.json:
         out.write(json.dumps(report.to_json()) + "\n")
     else:
-        print_blocks(report, out)
-    return report.exit_code
+        print_blocks(report, out, lambda: [err.write(run_line(d.diagnostic()) + "\n")
+                                           for d in late])
+    if opts.json:
+        for d in late:
+            err.write(run_line(d.diagnostic()) + "\n")
+    return code
+
+
+class TraceFile:
+    """`--trace FILE`: opened when the run is about to start its jobs (so a refused script
+    leaves an existing file alone), one JSON line per record, flushed at once."""
+
+    def __init__(self, path: str):
+        self.path, self._f = path, None
+
+    def open(self) -> None:
+        try:
+            self._f = open(self.path, "w", encoding="utf-8")
+        except OSError as e:
+            raise MnError(self._eio(e)) from None
+
+    def __call__(self, record: dict) -> None:
+        self._f.write(json.dumps(record) + "\n")
+        self._f.flush()
+
+    def close(self) -> Diagnostic | None:
+        """Close it; the EIO diagnostic when the last writes fail."""
+        if self._f is None:
+            return None
+        try:
+            self._f.close()
+        except OSError as e:
+            return self._eio(e)
+        return None
+
+    def _eio(self, e: OSError) -> Diagnostic:
+        return Diagnostic("EIO", f"cannot write the trace file '{self.path}': {e.strerror or e}")
 
 
 def _refused(diags, out, err, as_json: bool) -> int:
@@ -78,13 +114,6 @@ def _refused(diags, out, err, as_json: bool) -> int:
     return code
 
 
-def _trace_writer(f):
-    def write(record: dict) -> None:
-        f.write(json.dumps(record) + "\n")
-        f.flush()
-    return write
-
-
 def _progress_printer(err, jobs_too: bool):
     """Notes always, `progress:` lines when progress is on (R32)."""
     def show(event) -> None:
@@ -97,9 +126,10 @@ def _progress_printer(err, jobs_too: bool):
     return show
 
 
-def print_blocks(report: Report, out) -> None:
+def print_blocks(report: Report, out, after_blocks=lambda: None) -> None:
     """stdout in R44's order: status blocks, return@ lines, flow blocks, out:: lines, the
-    verify verdict."""
+    verify verdict. `after_blocks()` runs between the flow blocks and the out:: lines: the
+    out:: errors print there, as they always have."""
     for block in report.statuses:
         out.write(f"device '{block.alias}' status:\n")
         for key, value in block.fields:
@@ -110,6 +140,7 @@ def print_blocks(report: Report, out) -> None:
         out.write(f"flow '{block.flow}' outputs:\n")
         for v in block.outputs:
             out.write(format_value(v.name, v.tensor()) + "\n")
+    after_blocks()
     for f in report.files:
         out.write(f"out::{f.name} -> {f.path}\n")
     if report.verify:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from bark_vm.wire.constants import DEFAULT_PORT
 
-from ..targets.limits import ANSWER_DEADLINE_S
+from ..targets.limits import ANSWER_DEADLINE_S, MAX_DEADLINE_S
 
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import register_secret
@@ -93,13 +93,13 @@ def remote_of(spec: DeviceSpec, environ=None) -> Remote:
 
 def deadline_of(spec: DeviceSpec, environ=None) -> float:
     """The device's answer deadline in seconds: its `timeout` field (a whole number of
-    seconds, at least 1), else ANSWER_DEADLINE_S."""
+    seconds, 1 to MAX_DEADLINE_S), else ANSWER_DEADLINE_S."""
     v = _value(spec, "timeout", os.environ if environ is None else environ)
     if v is None:
         return ANSWER_DEADLINE_S
     if isinstance(v, str) and v.isdigit():
         v = int(v)
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise _plan_error(spec.alias, f"bad timeout {v!r} (a whole number of seconds, 1 or "
-                          "more)")
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_DEADLINE_S:
+        raise _plan_error(spec.alias, f"bad timeout {v!r} (a whole number of seconds, 1 to "
+                          f"{MAX_DEADLINE_S})")
     return float(v)

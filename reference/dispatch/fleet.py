@@ -2,13 +2,14 @@
 the local interpreter, a Bark VM child for `host = "local"`, a CDP client for a network
 worker; the routed ones share the run's compile cache."""
 import threading
+import time
 
 from ..lang.ast import Quant
 from ..lowering.compiled import Compiler
 from ..targets.cdp import CdpDevice
 from ..targets.local import LocalTarget
 from ..targets.routed import RoutedTarget
-from ..targets.limits import SIGNAL_CHECK_S
+from ..targets.limits import CLOSE_GRACE_S, SIGNAL_CHECK_S
 from ..targets.target import LOCAL
 from ..targets.vm import VmDevice, vm_command
 from .devices import DeviceSpec, deadline_of, remote_of
@@ -36,14 +37,8 @@ class Fleet:
 
     def open(self, names) -> None:
         """Open these targets in parallel (spawn the VM children, probe the workers); a
-        failure is kept by its device and met again by the first job that needs it."""
-        threads = [threading.Thread(target=_try_open, args=(self.target(n),), daemon=True)
-                   for n in names]
-        for t in threads:
-            t.start()
-        for t in threads:
-            while t.is_alive():  # in slices, so that Ctrl-C is seen (see the scheduler)
-                t.join(SIGNAL_CHECK_S)
+        failure is met again, and reported, by the first job that needs the target."""
+        _in_parallel([self.target(n) for n in names], _try_open)
 
     def status(self, name: str):
         """The target's status, or None when it could not be opened."""
@@ -53,9 +48,9 @@ class Fleet:
             return None
 
     def abort(self) -> None:
-        """Stop every target at once (Ctrl-C): children killed, queued worker jobs cancelled."""
-        for target in self._targets.values():
-            target.abort()
+        """Stop every target at once (Ctrl-C): children killed, queued worker jobs cancelled,
+        all targets in parallel and within one grace period."""
+        _in_parallel(list(self._targets.values()), _try_abort, CLOSE_GRACE_S)
 
     def close(self) -> None:
         for target in self._targets.values():
@@ -65,5 +60,24 @@ class Fleet:
 def _try_open(target) -> None:
     try:
         target.open()
-    except Exception:  # kept by the device; the first job that needs it reports it
+    except Exception:  # the first job that needs the target meets it and reports it
         pass
+
+
+def _try_abort(target) -> None:
+    try:
+        target.abort()
+    except Exception:  # stopping is best effort; the run is ending either way
+        pass
+
+
+def _in_parallel(targets: list, call, limit_s: float | None = None) -> None:
+    """`call(target)` for each on its own thread; waits for all (at most `limit_s`), in
+    slices so that Ctrl-C is seen (see the scheduler)."""
+    threads = [threading.Thread(target=call, args=(t,), daemon=True) for t in targets]
+    for t in threads:
+        t.start()
+    end = None if limit_s is None else time.monotonic() + limit_s
+    for t in threads:
+        while t.is_alive() and (end is None or time.monotonic() < end):
+            t.join(SIGNAL_CHECK_S)

@@ -1,8 +1,9 @@
-"""How jobs reach their target (D9): one lane per target. A device (VM or worker) has a
-serial lane, a thread that runs its jobs one at a time, lowest key first; the local
-interpreter has a lane that runs a job at once in this thread (`--threads 1`) or in a
-process pool of N. Every lane answers every job it takes, through `report(job, outputs,
-error)`, and writes the job's trace records around the target's run."""
+"""How jobs reach their target (D9): one lane per target. A serial lane is a thread that
+runs its target's jobs one at a time, lowest key first: every device (VM or worker) has
+one, and so has the local interpreter with `--threads 1`; with `--threads N` the local
+interpreter's lane is a pool of N processes. Every lane answers every job it takes,
+through `report(job, outputs, error)`, and writes the job's trace records: start when the
+job is sent, end when it is answered."""
 import heapq
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -16,19 +17,26 @@ from .trace import Trace
 
 def run_on(target, job: Job, trace: Trace):
     """Run one job on its target: (outputs, None) or (None, Diagnostic). Whatever the target
-    raises becomes the job's coded answer."""
+    raises becomes the job's coded answer. The trace's start is written when the target
+    starts the job (a refusal before sending writes no records)."""
     try:
         target.open()
     except Exception:  # the run below meets the same failure and words it for the job
         pass
-    trace.start(job.name, target.name, target.pid)
+    started = []
+
+    def on_start() -> None:
+        started.append(True)
+        trace.start(job.name, target.name, target.pid)
     try:
-        outputs = target.run(job.graph, job.inputs, job.globals, job.round_flow)
+        outputs = target.run(job.graph, job.inputs, job.globals, job.round_flow, on_start)
     except TargetFailure as f:
-        trace.end(job.name, target.name, f.trace_code)
+        if started:
+            trace.end(job.name, target.name, f.trace_code)
         return None, f.diagnostic
     except Exception as e:  # a bug or a lying device: the job still gets an answer
-        trace.end(job.name, target.name, "ERUN")
+        if started:
+            trace.end(job.name, target.name, "ERUN")
         return None, Diagnostic("ERUN", f"flow '{job.name}': device '{target.name}': internal "
                                 f"error {type(e).__name__}: {e}")
     trace.end(job.name, target.name, None)
@@ -49,8 +57,15 @@ class SerialLane:
 
     def submit(self, job: Job) -> None:
         with self._cond:
-            heapq.heappush(self._heap, job)
-            self._cond.notify()
+            if self._thread.is_alive() and not self._closed:
+                heapq.heappush(self._heap, job)
+                self._cond.notify()
+                return
+        self.report(job, None, self._stopped(job))
+
+    def _stopped(self, job: Job) -> Diagnostic:
+        return Diagnostic("ERUN", f"flow '{job.name}': device '{self.target.name}': its queue "
+                          "stopped")
 
     def close(self) -> None:
         """Run what is queued, then stop."""
@@ -88,22 +103,18 @@ class SerialLane:
             with self._cond:
                 left, self._heap = ([job] if job else []) + self._heap, []
             for j in left:
-                self.report(j, None, Diagnostic("ERUN", f"flow '{j.name}': device "
-                                                f"'{self.target.name}': its queue stopped"))
+                self.report(j, None, self._stopped(j))
 
 
-class LocalLane:
-    """The local interpreter's jobs: at once in the scheduler's thread, or in a pool of N
-    processes (`--threads N`); the answer always goes through `report`."""
+class PoolLane:
+    """The local interpreter's jobs in a pool of N processes (`--threads N`); the answer
+    always goes through `report`, a dead pool process included."""
 
-    def __init__(self, target, trace: Trace, report, threads: int = 1):
+    def __init__(self, target, trace: Trace, report, threads: int):
         self.target, self.trace, self.report, self.threads = target, trace, report, threads
         self._pool: ProcessPoolExecutor | None = None
 
     def submit(self, job: Job) -> None:
-        if self.threads == 1:
-            self.report(job, *run_on(self.target, job, self.trace))
-            return
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.threads)
         self.trace.start(job.name, self.target.name, None)

@@ -1,7 +1,6 @@
 """Where each planned definition runs (wire.md §5.2 steps 4-5, R16, R29): a user flow on
 its one `@device` alias or locally; an ML definition's round flows on its aliases
-(configuration i on alias i mod N). Every refusal happens here, before anything runs;
-`precompile` adds the ones that need the device's ABI."""
+(configuration i on alias i mod N). Every refusal happens here, before anything runs."""
 from bark_vm.wire.constants import DEFAULT_ABI
 
 from ..diagnostics import Diagnostic, MnError
@@ -10,6 +9,7 @@ from ..lang import ast
 from ..lang.names import suggest
 from ..ml.algorithms import is_tier_a
 from ..ops.registry import BY_NAME
+from ..lowering.compiled import Compiler
 from ..lowering.lower import LoweringError
 from .devices import VM_ALIAS, DeviceSpec, deadline_of, device_specs, remote_of
 from .fleet import Fleet
@@ -25,7 +25,10 @@ def _refuse(msg: str, code: str = "EPLAN") -> MnError:
 
 
 def resolve_routing(program: ast.Program, plan: Plan, graphs: dict[str, FlowGraph],
-                    ml: dict, require_vm: bool) -> Routing:
+                    ml: dict, require_vm: bool, compiler: Compiler | None = None) -> Routing:
+    """Where each planned definition runs; every routed user flow is also lowered at the
+    default ABI, so that what cannot be routed at all is refused before anything runs."""
+    compiler = compiler or Compiler()
     specs = device_specs(program)
     routing = Routing(devices=dict(specs))
     if require_vm:
@@ -49,7 +52,7 @@ def resolve_routing(program: ast.Program, plan: Plan, graphs: dict[str, FlowGrap
                 raise _refuse(TWO_ALIASES.format(flow=name, n=len(aliases)))
             alias = aliases[0] if aliases else (VM_ALIAS if require_vm else None)
             if alias:
-                _check_routable(graphs[name], require_vm and not aliases)
+                _check_routable(graphs[name], require_vm and not aliases, compiler)
             routing.flows[name] = alias
     return routing
 
@@ -73,30 +76,24 @@ def _misplaced_device(flow: ast.FlowDef) -> None:
                       "nothing; write @device(alias) between the flow's ')' and '{'")
 
 
-def _check_routable(graph: FlowGraph, for_require_vm: bool) -> None:
-    """Refusals of a routed flow that need no device: an op --require-vm cannot send."""
+def _check_routable(graph: FlowGraph, for_require_vm: bool, compiler: Compiler) -> None:
+    """Compile-time refusals of a routed flow (globals, ops with no opcode, the caps), at
+    the ABI a Bark worker speaks by default; a device of another ABI lowers it again when
+    its job runs (and refuses it there, naming the flow)."""
     if for_require_vm:
         local = sorted({n.op for n in graph.nodes if n.kind == "op"
                         and not BY_NAME[n.op].wire})
         if local:
             raise _refuse(f"--require-vm: flow '{graph.flow}' uses ops with no binary-IR "
                           f"opcode ({', '.join(local)}); it cannot run on the Bark VM")
+    try:
+        compiler.lowered(graph, DEFAULT_ABI)
+    except LoweringError as e:
+        raise _refuse(str(e), "ELIMIT" if e.limit else "EPLAN") from None
 
 
-def precompile(routing: Routing, graphs: dict[str, FlowGraph], fleet: Fleet) -> None:
-    """Open every routed target at once (VM children spawn, workers are probed: their
-    start overlaps planning, D7), then lower each routed user flow at its device's ABI, so
-    that what cannot be routed (globals, ops with no opcode, the caps) is refused before
-    anything runs. A device that cannot be opened is checked at the default ABI; its jobs
-    then fail by name when they run."""
-    names = {a for a in routing.flows.values() if a} | {a for t in routing.ml.values()
-                                                       for a in t}
-    fleet.open(sorted(names))
-    for flow, alias in routing.flows.items():
-        if not alias:
-            continue
-        status = fleet.status(alias)
-        try:
-            fleet.compiler.lowered(graphs[flow], status.ir if status else DEFAULT_ABI)
-        except LoweringError as e:
-            raise _refuse(str(e), "ELIMIT" if e.limit else "EPLAN") from None
+def open_targets(routing: Routing, fleet: Fleet) -> None:
+    """Open every routed target at once, before the first job: the VM children spawn and
+    the workers are probed in parallel. A failure is reported by the jobs that need it."""
+    fleet.open(sorted({a for a in routing.flows.values() if a}
+                      | {a for t in routing.ml.values() for a in t}))

@@ -5,6 +5,7 @@ target like any other. A failed definition poisons its dependents while independ
 go on. Timing never changes what is printed: results are keyed by name and errors are
 ordered by script position."""
 import queue
+import time
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
@@ -16,7 +17,7 @@ from ..tensor import Tensor
 from .devices import DeviceSpec
 from .fleet import Fleet
 from .job import Job
-from .lanes import LocalLane, SerialLane
+from .lanes import PoolLane, SerialLane
 from .ml_run import MlRun
 from .plan import Plan, definitions
 from .trace import Trace
@@ -99,8 +100,9 @@ class Scheduler:
         if name not in self._lanes:
             target = self.fleet.target(name)
             report = (lambda j, o, e: self._events.put((j, o, e)))
-            self._lanes[name] = (LocalLane(target, self.trace, report, self.threads)
-                                 if name == LOCAL else SerialLane(target, self.trace, report))
+            self._lanes[name] = (PoolLane(target, self.trace, report, self.threads)
+                                 if name == LOCAL and self.threads > 1
+                                 else SerialLane(target, self.trace, report))
         return self._lanes[name]
 
     def _close(self) -> None:
@@ -115,8 +117,9 @@ class Scheduler:
         for lane in self._lanes.values():
             lane.abort()
         self.fleet.abort()
+        end = time.monotonic() + limits.CLOSE_GRACE_S  # one grace for all the lanes
         for lane in self._lanes.values():
-            lane.join(limits.CLOSE_GRACE_S)
+            lane.join(max(0.0, end - time.monotonic()))
         if self._owns_fleet:
             self.fleet.close()
 

@@ -30,7 +30,9 @@ class JobDone:
 
 class Trace:
     """Thread-safe; `sink(record)` receives each start/end record (a dict), `progress(JobDone)`
-    each finished job, both on the thread that ran the job."""
+    each finished job, in order, on the thread that ran the job. A callback that raises is
+    not called again and its failure is kept in `failures`: a broken trace never stops a
+    job from being answered."""
 
     def __init__(self, sink=None, progress=None):
         self._sink, self._progress = sink, progress
@@ -38,6 +40,7 @@ class Trace:
         self._t0 = time.monotonic()
         self._started: dict[str, tuple[str, int | None, float]] = {}
         self.jobs: list[JobRecord] = []
+        self.failures: list[str] = []
 
     def _now(self) -> float:
         return round(time.monotonic() - self._t0, 6)
@@ -59,10 +62,20 @@ class Trace:
             self._emit(record)
             _, pid, began = self._started.pop(flow, (target, None, now))
             self.jobs.append(JobRecord(flow, target, pid, began, now, error_code or "ok"))
-            done = JobDone(len(self.jobs), flow, target, error_code)
-        if self._progress:
-            self._progress(done)
+            if self._progress:
+                done = JobDone(len(self.jobs), flow, target, error_code)
+                self._progress = self._guarded(self._progress, done, "the progress callback")
 
     def _emit(self, record: dict) -> None:
         if self._sink:
-            self._sink(record)
+            self._sink = self._guarded(self._sink, record, "the trace")
+
+    def _guarded(self, callback, arg, what: str):
+        """Call it; the callback to keep (None once it has failed)."""
+        try:
+            callback(arg)
+            return callback
+        except Exception as e:
+            self.failures.append(f"{what} failed ({type(e).__name__}: {e}); the run went on "
+                                 "without it")
+            return None

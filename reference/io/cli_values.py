@@ -28,6 +28,21 @@ def parse_value(text: str) -> Tensor:
     return Tensor(shape, values)
 
 
+def check_value(t: Tensor) -> Tensor:
+    """A tensor given as an input directly (the API) meets the rules of a parsed one: rank
+    0..4, no zero dimension, at most MAX_ELEMENTS, every value in int32 (a wide model
+    descriptor's int64 slots excepted, R30). ValueError otherwise."""
+    if t.rank > 4 or 0 in t.shape:
+        raise ValueError(f"shape {list(t.shape)} is not rank 0..4 with dimensions of 1 or more")
+    if t.size > MAX_ELEMENTS:
+        raise ValueError(f"{t.size} elements is over the limit of {MAX_ELEMENTS}")
+    bad = next((v for v in t.data if isinstance(v, bool) or not isinstance(v, int)
+                or not (t.wide or fits32(v))), None)
+    if bad is not None:
+        raise ValueError(f"{bad!r} does not fit int32")
+    return t
+
+
 def _int(text: str) -> int:
     if not _INT.fullmatch(text):
         raise ValueError(f"'{text}' is not an integer")

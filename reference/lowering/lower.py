@@ -40,17 +40,9 @@ class Lowered:
         return len(self.graph.params) + len(self.hoisted)
 
 
-INT16 = (-0x8000, 0x7FFF)
-
-
 def hoists(value: Tensor, abi: int) -> bool:
     """Whether a literal must travel as an input tensor rather than a CONST (§1.2)."""
-    if value.rank:
-        return True
-    v = value.data[0]
-    if abi == 1:
-        return v != 0
-    return not INT16[0] <= v <= INT16[1]
+    return bool(value.rank) or not ir.const_fits(value.data[0], abi)
 
 
 def lower(graph: FlowGraph, abi: int) -> Lowered:

@@ -1,15 +1,16 @@
 """How many steps a Tier A round flow holds (DESIGN D10, R13, R42). Never changes a number."""
+from bark_vm.wire.constants import MAX_TENSORS
+from bark_vm.wire.ir import const_fits
+
 from ..graph.model import FlowGraph
 from ..numeric.int32 import fits32
 from .base import MlRefusal, Start
-
-MAX_TENSORS = 16  # MNPK input and output caps for a routed flow
 
 
 def wire_inputs(graph: FlowGraph) -> int:
     """Parameters plus the constants a v2 instruction cannot carry (hoisted to inputs, D4)."""
     hoisted = sum(1 for n in graph.nodes if n.kind == "const"
-                  and (n.value.shape != () or not -32768 <= n.value.data[0] <= 32767))
+                  and (n.value.shape != () or not const_fits(n.value.data[0], 2)))
     return len(graph.params) + hoisted
 
 

@@ -6,6 +6,7 @@ import os
 from ..check import Checked, check
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import sort_diagnostics
+from ..io.cli_values import check_value
 from ..io.files import read_script
 from ..io.inputs import parse_overrides
 from ..lang import ast
@@ -35,7 +36,10 @@ def input_values(program: ast.Program, inputs) -> dict[str, object]:
     out: dict[str, object] = {}
     for name, value in pairs:
         if isinstance(value, Tensor):
-            out[name] = value
+            try:
+                out[name] = check_value(value)
+            except ValueError as e:
+                raise MnError(Diagnostic("EUSAGE", f"bad input {name}: {e}")) from None
         else:
             out.update(parse_overrides([(name, str(value))], file_names))
     return out

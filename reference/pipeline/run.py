@@ -6,9 +6,10 @@ import os
 from ..check import build_statement
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
+from ..diagnostics.printer import mask
 from ..dispatch.fleet import Fleet
 from ..dispatch.plan import make_plan
-from ..dispatch.routing import precompile, resolve_routing
+from ..dispatch.routing import open_targets, resolve_routing
 from ..dispatch.scheduler import Routing, Scheduler
 from ..dispatch.trace import Trace
 from ..dispatch.verify import compare
@@ -17,6 +18,7 @@ from ..io.inputs import load_inputs
 from ..io.outputs import write_outputs
 from ..lang import ast
 from ..lang.names import suggest
+from ..lowering.compiled import Compiler
 from ..ops.registry import OpContext
 from ..targets.target import DeviceFailure
 from .compile import check_input_names, compile_script, input_values, script_source
@@ -40,11 +42,14 @@ class _Builder:
         self.diagnostics.extend(diags)
 
     def note(self, text: str) -> None:
+        text = mask(text)
         self.notes.append(text)
         if self.progress:
             self.progress(Note(text))
 
     def report(self) -> Report:
+        if self.trace:  # a trace or progress callback that failed: the run went on
+            self.error(*(Diagnostic("EIO", why) for why in self.trace.failures))
         codes = [d.code for d in self.diagnostics] + self.extra_codes
         return Report(exit_code=exit_code(codes),
                       diagnostics=tuple(DiagnosticRecord.of(d) for d in self.diagnostics),
@@ -63,9 +68,11 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
     script: a .mnd path; or `source` text with `base_dir` (default: the working folder) for
     its csv()/model() paths. inputs: what `--in` takes, as (name, value) pairs or a mapping;
     a value is `--in` text (raw integers, or a path for a csv() input) or a Tensor.
-    trace(record) is called with each job's start and end record, progress(event) with a
-    Note or each finished job's JobDone, both while the run goes on. A bad script, input or
-    worker is a coded diagnostic in the report, never an exception."""
+    trace(record) is called with each job's start and end record (a trace with an open()
+    method is opened first, just before the jobs), progress(event) with a Note or each
+    finished job's JobDone, both while the run goes on. A bad script, input, worker or
+    callback is a coded diagnostic in the report; only a wrong call raises (TypeError), and
+    Ctrl-C raises KeyboardInterrupt once every target has been stopped."""
     if (script is None) == (source is None):
         raise TypeError("run() takes a script path or source=, not both or neither")
     b = _Builder(progress)
@@ -89,24 +96,30 @@ def _run(b: _Builder, text, folder, inputs, flow, verify, threads, require_vm, t
     checked = compile_script(text)
     program = checked.program
     plan = make_plan(program, flow)
-    routing = resolve_routing(program, plan, checked.graphs, checked.ml, require_vm)
+    compiler = Compiler()
+    routing = resolve_routing(program, plan, checked.graphs, checked.ml, require_vm, compiler)
     if trap and routing.any:
         raise MnError(Diagnostic("EUSAGE", "--trap-overflow runs on the local interpreter "
                                  "only; it cannot be combined with routing (@device or "
                                  "--require-vm)"))
-    fleet = Fleet(routing.devices, program.quant, trap=trap)
+    overrides = input_values(program, inputs)
+    check_input_names(program, overrides)
+    loaded = load_inputs(program, overrides, folder)
+    for n in loaded.notes:
+        b.note(n)
+    b.prints = _top_level(program, loaded.values, OpContext(program.quant.quantres), trap)
+    if hasattr(sink, "open"):  # a sink with an open() is opened here, as late as it can be
+        sink.open()
+    b.trace = Trace(sink, progress)
+    fleet = Fleet(routing.devices, program.quant, trap=trap, compiler=compiler)
     try:
-        precompile(routing, checked.graphs, fleet)
-        overrides = input_values(program, inputs)
-        check_input_names(program, overrides)
-        loaded = load_inputs(program, overrides, folder)
-        for n in loaded.notes:
-            b.note(n)
-        b.prints = _top_level(program, loaded.values, OpContext(program.quant.quantres), trap)
+        open_targets(routing, fleet)
         b.statuses = _status_blocks(program, fleet)
-        b.trace = Trace(sink, progress)
         result = Scheduler(program, plan, checked.graphs, checked.ml, loaded.values, routing,
                            trap=trap, threads=threads, trace=b.trace, fleet=fleet).run()
+    except BaseException:
+        fleet.abort()  # Ctrl-C while children start: do not wait for them one by one
+        raise
     finally:
         fleet.close()
     b.error(*result.errors)

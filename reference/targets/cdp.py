@@ -3,6 +3,7 @@ lazy login with exactly one re-login on AUTH_REQUIRED, sync execute below 64 KiB
 submit-and-poll above, a fresh connection per request. Same interface as a VM device."""
 import json
 import threading
+import time
 
 from bark_vm.wire import strict_json
 from bark_vm.wire.constants import (JSON_TYPE, MNPK_TYPE, PROTO, PROTO_HEADER, RESULT_TTL_S,
@@ -40,7 +41,10 @@ class CdpDevice:
         self._probe_failure: DeviceFailure | None = None
         self.pid = None
         self._stopping = threading.Event()
+        self._lock = threading.Lock()
         self._exchange: Exchange | None = None
+        self._wait_until: float | None = None  # while polling: when the whole wait ends
+        self._wait_s = 0.0
         self._queued_job: int | None = None  # an async job this device is waiting on
 
     @property
@@ -53,14 +57,22 @@ class CdpDevice:
     # --- transport ----------------------------------------------------------------------
     def _request(self, method: str, path: str, body: bytes | None = None,
                  ctype: str | None = None, auth: bool = True) -> Answer:
-        if self._stopping.is_set():
-            raise self._fail("connect_failed: the run was interrupted")
         first = [] if path == "/api/status" else [(PROTO_HEADER, str(PROTO))]
         then = [(TOKEN_HEADER, self.token)] if auth and self.token else []
         if ctype:
             then.append(("Content-Type", ctype))
-        exchange = Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S, self.deadline_s)
-        self._exchange = exchange
+        deadline = self.deadline_s
+        if self._wait_until is not None:  # a poll gets at most what is left of the wait
+            left = self._wait_until - time.monotonic()
+            if left <= 0:
+                raise self._fail(f"timeout: the async job did not finish within "
+                                 f"{self._wait_s:g} s of waiting; re-submit it later")
+            deadline = min(deadline, left)
+        exchange = Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S, deadline)
+        with self._lock:  # abort() sees this exchange, or this request sees the abort
+            if self._stopping.is_set():
+                raise self._fail("connect_failed: the run was interrupted")
+            self._exchange = exchange
         try:
             return exchange.send(method, path, first, then, body)
         except ExchangeFailure as e:
@@ -94,8 +106,9 @@ class CdpDevice:
     def abort(self) -> None:
         """Stop at once (from another thread, on Ctrl-C): the wait in progress ends, and an
         async job still queued on the worker is cancelled (DELETE /api/job)."""
-        self._stopping.set()
-        exchange, job = self._exchange, self._queued_job
+        with self._lock:
+            self._stopping.set()
+            exchange, job = self._exchange, self._queued_job
         if exchange is not None:
             exchange.abort()
         if job is not None and self.token:
@@ -155,10 +168,12 @@ class CdpDevice:
         if not isinstance(job, int) or isinstance(job, bool) or job < 0:
             raise self._fail("malformed_response: the submit did not return a job id")
         self._queued_job = job
+        self._wait_s = limits.POLL_BUDGET_S + self.deadline_s
+        self._wait_until = time.monotonic() + self._wait_s
         try:
             self._poll(job)
         finally:
-            self._queued_job = None
+            self._queued_job = self._wait_until = None
         answer = self._authed("GET", f"/api/result?id={job}")
         if answer.status == 404:
             raise self._lost(job)

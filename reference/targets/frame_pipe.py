@@ -9,6 +9,9 @@ from bark_vm.wire.frames import FRAME_HEADER_BYTES, frame_bytes
 from .limits import MAX_ANSWER_BYTES
 
 
+_MAX_POLL_MS = 2 ** 31 - 1  # poll() takes a C int of milliseconds
+
+
 class PipeClosed(Exception):
     """The child closed its end, or sent what cannot be a frame (`why` says which)."""
 
@@ -34,7 +37,7 @@ class FramePipe:
             raise PipeTimeout()
         poller = select.poll()
         poller.register(fd, select.POLLOUT if writing else select.POLLIN)
-        if not poller.poll(left * 1000):
+        if not poller.poll(min(left * 1000, _MAX_POLL_MS)):
             raise PipeTimeout()
 
     def write_frame(self, ftype: bytes, payload: bytes, end: float) -> None:

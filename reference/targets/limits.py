@@ -7,6 +7,7 @@ CONNECT_TIMEOUT_S = 5.0
 # VM job from the request frame to the last byte of its answer (and the HELO). A device's
 # `timeout = N` field replaces it for that device.
 ANSWER_DEADLINE_S = 30.0
+MAX_DEADLINE_S = 86400  # the longest `timeout` a device may ask for: one day
 # A Bark VM's start (spawn to HELO) gets at least this long whatever its `timeout`: a cold
 # start (an interpreter and numpy loading on a busy machine) is not an answer to a job.
 START_DEADLINE_S = 30.0

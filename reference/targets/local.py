@@ -36,8 +36,10 @@ class LocalTarget:
         return None
 
     def run(self, graph: FlowGraph, inputs: dict[str, Tensor],
-            globals_: dict[str, Tensor] | None = None,
-            round_flow: bool = False) -> dict[str, Tensor]:
+            globals_: dict[str, Tensor] | None = None, round_flow: bool = False,
+            on_start=None) -> dict[str, Tensor]:
+        if on_start:
+            on_start()
         got = evaluate_job(graph, inputs, globals_ or {}, self.quantres, self.trap)
         return local_result(graph.flow, got)
 

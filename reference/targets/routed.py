@@ -29,8 +29,8 @@ class RoutedTarget:
         return self.device.start()
 
     def run(self, graph: FlowGraph, inputs: dict[str, Tensor],
-            globals_: dict[str, Tensor] | None = None,
-            round_flow: bool = False) -> dict[str, Tensor]:
+            globals_: dict[str, Tensor] | None = None, round_flow: bool = False,
+            on_start=None) -> dict[str, Tensor]:
         flow = graph.flow
         try:
             status = self.open()
@@ -45,6 +45,8 @@ class RoutedTarget:
         except DeviceFailure as e:
             raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {e.message}"),
                                 e.code or "ERUN") from None
+        if on_start:
+            on_start()
         try:
             return decode_result(self.device.run(request), compiled, self.quant)
         except DeviceFailure as e:

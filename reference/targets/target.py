@@ -1,7 +1,8 @@
 """The one interface every target implements (DESIGN §7), and its two failures.
 
     open()                   -> the target's Status (None for the local interpreter)
-    run(graph, inputs, ...)  -> {output name: Tensor}, or TargetFailure
+    run(graph, inputs, ...)  -> {output name: Tensor}, or TargetFailure; calls on_start()
+                                the moment the job is sent (after any refusal before it)
     close() / abort()        -> done with it / stop at once (Ctrl-C)
 
 `name` is the alias a job is routed to ("local" for the interpreter), `pid` the process
@@ -47,8 +48,8 @@ class Target(Protocol):
     def open(self) -> Status | None: ...
 
     def run(self, graph: FlowGraph, inputs: dict[str, Tensor],
-            globals_: dict[str, Tensor] | None = None,
-            round_flow: bool = False) -> dict[str, Tensor]: ...
+            globals_: dict[str, Tensor] | None = None, round_flow: bool = False,
+            on_start=None) -> dict[str, Tensor]: ...
 
     def close(self) -> None: ...
 

@@ -1,5 +1,6 @@
 """A Bark VM child (DESIGN D7): one `bark-vm --alias A` process per `host = "local"` alias,
-spawned at first use, spoken to in stdio frames (HELO first, then MNPK -> MNRS | ERRJ)."""
+spawned when the run opens its targets (before the first job), spoken to in stdio frames
+(HELO first, then MNPK -> MNRS | ERRJ), every exchange under one deadline."""
 import os
 import subprocess
 import sys
@@ -39,11 +40,21 @@ class VmDevice:
         return self.proc.pid if self.proc else None
 
     def start(self) -> Status:
-        """Spawn the child and read its HELO; returns the status it advertises."""
+        """Spawn the child and read its HELO; returns the status it advertises. A start
+        that fails leaves the device failed, with that failure, for the rest of the run."""
         if self._broken:
             raise self._broken
         if self.proc is not None:
             return self.status
+        try:
+            return self._start()
+        except DeviceFailure:
+            raise
+        except Exception as e:  # anything else is still this device's failure, worded once
+            raise self._break(f"device '{self.alias}' (Bark VM) could not start: "
+                              f"{type(e).__name__}: {e}") from None
+
+    def _start(self) -> Status:
         self._log = tempfile.TemporaryFile()
         try:
             self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
@@ -106,7 +117,7 @@ class VmDevice:
     def _break(self, message: str) -> DeviceFailure:
         """A child that broke the protocol is killed; every later job fails the same way."""
         self._broken = DeviceFailure(message)
-        if self.proc.poll() is None:
+        if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
         return self._broken
 
