@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+import maned
 from maned.targets.cdp import CdpDevice
 from stub_worker import DEEP_JSON, STATUS, Drip, Stub
 
@@ -90,3 +91,23 @@ def test_an_exception_in_a_device_thread_answers_its_job(stub, maned_run, monkey
     assert (code, out) == (1, "")
     assert err == ("error: flow 'f': device 'liar': internal error ZeroDivisionError: injected "
                    "[ERUN]\n")
+
+
+def test_the_report_names_each_cause(stub, tmp_path):
+    """The same failures as fields: what the device said or did, for a machine to act on."""
+    stub.on("/api/status", (200, {**STATUS, "ir": 3}))
+    report = maned.run(source=script(stub.port), base_dir=tmp_path)
+    assert [(d.code, d.cause) for d in report.diagnostics] == [("ERUN", "malformed_response")]
+    drip = Drip(gap=0.2)
+    try:
+        report = maned.run(source=script(drip.port, " timeout = 2;"), base_dir=tmp_path)
+    finally:
+        drip.close()
+    assert [(d.code, d.cause) for d in report.diagnostics] == [("ERUN", "timeout")]
+    good = Stub()
+    try:
+        good.on("/api/status", (200, {**STATUS, "ops": ["sub"]}))
+        report = maned.run(source=script(good.port), base_dir=tmp_path)
+    finally:
+        good.close()
+    assert [(d.code, d.cause) for d in report.diagnostics] == [("EPLAN", "UNSUPPORTED_OP")]

@@ -66,16 +66,18 @@ class DiagnosticRecord:
     line: int | None
     column: int | None
     message: str
+    cause: str | None = None  # a failed job's device code or transport name (UNSUPPORTED_OP,
+    #                           timeout, connect_failed, malformed_response, too_large, died)
 
     @staticmethod
     def of(d: Diagnostic) -> "DiagnosticRecord":
         return DiagnosticRecord(d.code, d.severity, d.stage or code_info(d.code).stage,
                                 d.pos.line if d.pos else None, d.pos.col if d.pos else None,
-                                mask(d.message))
+                                mask(d.message), d.cause)
 
     def diagnostic(self) -> Diagnostic:
         pos = Pos(self.line, self.column) if self.line is not None else None
-        return Diagnostic(self.code, self.message, pos, self.stage)
+        return Diagnostic(self.code, self.message, pos, self.stage, self.cause)
 
 
 @dataclass(frozen=True)

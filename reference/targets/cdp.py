@@ -12,7 +12,7 @@ from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
 
 from . import limits
-from .http_exchange import Answer, Exchange, ExchangeFailure
+from .http_exchange import TRANSPORT_KINDS, Answer, Exchange, ExchangeFailure
 from .target import DeviceFailure
 from .worker_errors import worker_error_text
 
@@ -52,7 +52,11 @@ class CdpDevice:
         return f"device '{self.alias}' ({self.host}:{self.port})"
 
     def _fail(self, text: str, code: str | None = None, detail: str = "") -> DeviceFailure:
-        return DeviceFailure(f"{self.where}: {text}", code, detail)
+        """A failure naming this device; without a CDP code, its kind is the stable name
+        the text starts with (malformed_response for anything else the worker got wrong)."""
+        kind = None if code else next((k for k in TRANSPORT_KINDS if text.startswith(k + ":")),
+                                      "malformed_response")
+        return DeviceFailure(f"{self.where}: {text}", code, detail, kind)
 
     # --- transport ----------------------------------------------------------------------
     def _request(self, method: str, path: str, body: bytes | None = None,

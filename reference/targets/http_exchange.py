@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from .limits import MAX_ANSWER_BYTES, MAX_HEAD_BYTES
 
 
+TRANSPORT_KINDS = ("connect_failed", "timeout", "malformed_response", "too_large")
+
+
 class ExchangeFailure(Exception):
     """A transport failure; `kind` is one of the stable names connect_failed, timeout,
     malformed_response, too_large."""

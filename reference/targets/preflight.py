@@ -7,9 +7,11 @@ from ..lowering.compiled import Compiled
 
 
 class PreflightFailure(Exception):
-    def __init__(self, message: str):
+    """`code`: the CDP code the worker would have answered (None for the register budget)."""
+
+    def __init__(self, message: str, code: str | None = None):
         super().__init__(message)
-        self.message = message
+        self.message, self.code = message, code
 
 
 def preflight(alias: str, status: Status, compiled: Compiled, request_size: int,
@@ -20,16 +22,17 @@ def preflight(alias: str, status: Status, compiled: Compiled, request_size: int,
     if status.proto != PROTO:
         raise PreflightFailure(f"pre-flight failed (PROTO_VERSION): device '{alias}' speaks "
                                f"proto {status.proto}, this controller requires proto "
-                               f"{PROTO}; not sending the job")
+                               f"{PROTO}; not sending the job", "PROTO_VERSION")
     missing = [m for m in mnemonics if m not in status.ops]
     if missing:
         raise PreflightFailure(f"pre-flight failed (UNSUPPORTED_OP): device '{alias}' does not "
-                               f"support: {', '.join(missing)}; not sending the job")
+                               f"support: {', '.join(missing)}; not sending the job",
+                               "UNSUPPORTED_OP")
     cap = status.max_payload
     if request_size > cap:
         raise PreflightFailure(f"pre-flight failed (TOO_LARGE): the request is {request_size} "
                                f"bytes, device '{alias}' accepts at most {cap}; not sending "
-                               "the job")
+                               "the job", "TOO_LARGE")
     slots = status.rf_slots
     if values > slots:
         advice = (f"; set budget: {slots} (or less) on the calc::ml:: definition" if round_flow

@@ -40,24 +40,31 @@ class RoutedTarget:
             request = encode_job(compiled.lowered, [inputs[p] for p in graph.params],
                                  self.quant)
             preflight(self.name, status, compiled, len(request), round_flow)
-        except (LoweringError, JobError, PreflightFailure) as e:
+        except PreflightFailure as e:
+            raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}", cause=e.code)) \
+                from None
+        except (LoweringError, JobError) as e:
             raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}")) from None
         except DeviceFailure as e:
-            raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {e.message}"),
-                                e.code or "ERUN") from None
+            raise _failed(flow, e) from None
         if on_start:
             on_start()
         try:
             return decode_result(self.device.run(request), compiled, self.quant)
         except DeviceFailure as e:
-            raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {e.message}"),
-                                e.code or "ERUN") from None
+            raise _failed(flow, e) from None
         except JobError as e:
             raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': device '{self.name}': "
-                                           f"{e}")) from None
+                                           f"{e}", cause="malformed_response")) from None
 
     def close(self) -> None:
         self.device.close()
 
     def abort(self) -> None:
         self.device.abort()
+
+
+def _failed(flow: str, e: DeviceFailure) -> TargetFailure:
+    """A device's failure as the job's: ERUN, its cause the CDP code or transport name."""
+    return TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {e.message}", cause=e.cause),
+                         e.code or "ERUN")

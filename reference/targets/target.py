@@ -21,11 +21,18 @@ LOCAL = "local"  # the local interpreter's target name
 
 class DeviceFailure(Exception):
     """A job a device could not answer. `code` is the worker's CDP code, or None when the
-    device itself failed (the child died, the channel broke, a deadline passed)."""
+    device itself failed (the child died, the channel broke, a deadline passed); `kind`
+    then says which, by a stable name (timeout, connect_failed, malformed_response,
+    too_large, died)."""
 
-    def __init__(self, message: str, code: str | None = None, detail: str = ""):
+    def __init__(self, message: str, code: str | None = None, detail: str = "",
+                 kind: str | None = None):
         super().__init__(message)
-        self.message, self.code, self.detail = message, code, detail
+        self.message, self.code, self.detail, self.kind = message, code, detail, kind
+
+    @property
+    def cause(self) -> str | None:
+        return self.code or self.kind
 
 
 class TargetFailure(Exception):

@@ -52,7 +52,7 @@ class VmDevice:
             raise
         except Exception as e:  # anything else is still this device's failure, worded once
             raise self._break(f"device '{self.alias}' (Bark VM) could not start: "
-                              f"{type(e).__name__}: {e}") from None
+                              f"{type(e).__name__}: {e}", "died") from None
 
     def _start(self) -> Status:
         self._log = tempfile.TemporaryFile()
@@ -61,7 +61,7 @@ class VmDevice:
                                          stdout=subprocess.PIPE, stderr=self._log, bufsize=0)
         except OSError as e:
             self._broken = DeviceFailure(f"no local Bark VM: spawning '{self.command[0]}' "
-                                         f"failed: {e.strerror or e}")
+                                         f"failed: {e.strerror or e}", kind="connect_failed")
             raise self._broken from None
         self._pipe = FramePipe(self.proc.stdin.fileno(), self.proc.stdout.fileno())
         start_s = max(self.deadline_s, limits.START_DEADLINE_S)
@@ -92,14 +92,15 @@ class VmDevice:
         if kind == FRAME_ERRJ:
             err = parse_error_json(payload)
             if err is None:
-                raise DeviceFailure(f"the Bark VM for '{self.alias}' sent an unreadable ERRJ")
+                raise DeviceFailure(f"the Bark VM for '{self.alias}' sent an unreadable ERRJ",
+                                    kind="malformed_response")
             raise DeviceFailure(worker_error_text(*err), *err)
         raise self._break(f"the Bark VM for '{self.alias}' answered with a {kind!r} frame")
 
     def abort(self) -> None:
         """Stop at once (on Ctrl-C): the child is killed, a wait on it ends."""
         self._broken = self._broken or DeviceFailure(f"device '{self.alias}' (Bark VM, pid "
-                                                     f"{self.pid}) was stopped")
+                                                     f"{self.pid}) was stopped", kind="died")
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
 
@@ -114,9 +115,9 @@ class VmDevice:
         except PipeTimeout:
             raise self._timed_out(f"send {what}", waited_s) from None
 
-    def _break(self, message: str) -> DeviceFailure:
+    def _break(self, message: str, kind: str = "malformed_response") -> DeviceFailure:
         """A child that broke the protocol is killed; every later job fails the same way."""
-        self._broken = DeviceFailure(message)
+        self._broken = DeviceFailure(message, kind=kind)
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
         return self._broken
@@ -125,7 +126,7 @@ class VmDevice:
         return self._break(
             f"device '{self.alias}' (Bark VM, pid {self.pid}) did not {what} within "
             f"{waited_s:g} s (set timeout = N seconds in device::{self.alias} to wait "
-            "longer); the child was killed")
+            "longer); the child was killed", "timeout")
 
     def _died(self) -> DeviceFailure:
         code = self.proc.poll()
@@ -136,7 +137,8 @@ class VmDevice:
                 code = None
         how = f"exited with status {code}" if code is not None and code >= 0 else (
             f"was killed by signal {-code}" if code is not None else "stopped answering")
-        self._broken = DeviceFailure(f"device '{self.alias}' (Bark VM, pid {self.pid}) {how}")
+        self._broken = DeviceFailure(f"device '{self.alias}' (Bark VM, pid {self.pid}) {how}",
+                                     kind="died")
         return self._broken
 
     def close(self) -> None:
