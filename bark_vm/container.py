@@ -58,6 +58,18 @@ def build_image(client, project: Path, tag: str, base: str | None = None) -> str
     return tag
 
 
+def worker_image(client, project: Path, tag: str = "maned-bark-worker:test") -> str:
+    """The worker image of this project, built on the local Debian base when there is one
+    ($MANED_DOCKER_BASE, default maned-base:bookworm; DESIGN §5), else on the Dockerfile's
+    default base (which needs an image registry)."""
+    base = os.environ.get("MANED_DOCKER_BASE", "maned-base:bookworm")
+    try:
+        client.images.get(base)
+    except Exception:  # no such image (or no answer): the Dockerfile's own base
+        base = None
+    return build_image(client, project, tag, base)
+
+
 def _wait_ready(host: str, port: int, timeout: float, alive) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bark_vm.container import build_image, docker_client, worker_container, worker_process
+from bark_vm.container import docker_client, worker_container, worker_image, worker_process
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGE = "maned-bark-worker:test"
@@ -24,12 +24,7 @@ class Workers:
             warnings.warn("Docker is absent: the network tests run bark-worker as plain "
                           "processes on loopback")
             return
-        base = os.environ.get("MANED_DOCKER_BASE", "maned-base:bookworm")
-        try:
-            self.client.images.get(base)
-        except Exception:
-            base = None  # the Dockerfile's default base (needs an image registry)
-        build_image(self.client, ROOT, IMAGE, base)
+        worker_image(self.client, ROOT, IMAGE)
 
     @property
     def kind(self) -> str:

@@ -17,13 +17,19 @@ from .devices import DeviceSpec, deadline_of, remote_of
 
 class Fleet:
     def __init__(self, specs: dict[str, DeviceSpec], quant: Quant, *, trap: bool = False,
-                 compiler: Compiler | None = None):
+                 compiler: Compiler | None = None, devices: dict | None = None):
+        """devices: ready-made devices for some aliases (a VM child or a CDP client that
+        the caller keeps open across runs): used instead of the spec, and never closed."""
         self.specs, self.quant = specs, quant
         self.compiler = compiler or Compiler()
         self._targets: dict = {LOCAL: LocalTarget(quant.quantres, trap)}
+        self._lent = dict(devices or {})
 
     def target(self, name: str):
         """The target a job routed to `name` runs on (LOCAL: the interpreter)."""
+        if name not in self._targets and name in self._lent:
+            self._targets[name] = RoutedTarget(self._lent[name], "lent", self.quant,
+                                               self.compiler)
         if name not in self._targets:
             spec = self.specs[name]
             deadline = deadline_of(spec)
@@ -53,8 +59,9 @@ class Fleet:
         _in_parallel(list(self._targets.values()), _try_abort, CLOSE_GRACE_S)
 
     def close(self) -> None:
-        for target in self._targets.values():
-            target.close()
+        for name, target in self._targets.items():
+            if name not in self._lent:
+                target.close()
 
 
 def _try_open(target) -> None:

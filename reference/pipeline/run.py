@@ -62,7 +62,8 @@ class _Builder:
 def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         base_dir: str | os.PathLike | None = None, inputs=None, flow: str | None = None,
         verify: bool = False, threads: int = 1, require_vm: bool = False,
-        trap_overflow: bool = False, trace=None, progress=None) -> Report:
+        trap_overflow: bool = False, trace=None, progress=None,
+        devices: dict | None = None) -> Report:
     """Run a script and report what it did (see docs/api.md).
 
     script: a .mnd path; or `source` text with `base_dir` (default: the working folder) for
@@ -72,7 +73,9 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
     method is opened first, just before the jobs), progress(event) with a Note or each
     finished job's JobDone, both while the run goes on. A bad script, input, worker or
     callback is a coded diagnostic in the report; only a wrong call raises (TypeError), and
-    Ctrl-C raises KeyboardInterrupt once every target has been stopped."""
+    Ctrl-C raises KeyboardInterrupt once every target has been stopped.
+    devices: ready-made devices by alias, kept open by the caller across runs (a conformance
+    target: with require_vm, alias "vm" takes every routable flow)."""
     if (script is None) == (source is None):
         raise TypeError("run() takes a script path or source=, not both or neither")
     b = _Builder(progress)
@@ -82,14 +85,14 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         else:
             text, folder = source, os.path.abspath(os.fspath(base_dir or os.getcwd()))
         _run(b, text, folder, inputs, flow, verify, threads, require_vm, trap_overflow,
-             trace, progress)
+             trace, progress, devices)
     except MnError as e:
         b.error(*e.diagnostics)
     return b.report()
 
 
 def _run(b: _Builder, text, folder, inputs, flow, verify, threads, require_vm, trap,
-         sink, progress) -> None:
+         sink, progress, devices) -> None:
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
         raise MnError(Diagnostic("EUSAGE", f"--threads takes a whole number of 1 or more, not "
                                  f"{threads!r}"))
@@ -111,7 +114,8 @@ def _run(b: _Builder, text, folder, inputs, flow, verify, threads, require_vm, t
     if hasattr(sink, "open"):  # a sink with an open() is opened here, as late as it can be
         sink.open()
     b.trace = Trace(sink, progress)
-    fleet = Fleet(routing.devices, program.quant, trap=trap, compiler=compiler)
+    fleet = Fleet(routing.devices, program.quant, trap=trap, compiler=compiler,
+                  devices=devices)
     try:
         open_targets(routing, fleet)
         b.statuses = _status_blocks(program, fleet)

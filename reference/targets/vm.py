@@ -39,6 +39,11 @@ class VmDevice:
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
 
+    @property
+    def broken(self) -> bool:
+        """Failed for good (died, timed out, broke the protocol): a new child is needed."""
+        return self._broken is not None
+
     def start(self) -> Status:
         """Spawn the child and read its HELO; returns the status it advertises. A start
         that fails leaves the device failed, with that failure, for the rest of the run."""

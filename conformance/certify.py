@@ -1,0 +1,119 @@
+"""maned-certify: the whole conformance suite against one CDP worker, and its report.
+
+    maned-certify URL [--out DIR] [--allow-unsupported] [--case-timeout SECONDS]
+                  [--first-failure] [--cases PREFIX]
+
+URL is http://HOST:PORT (default $BARK_URL); the credentials come from BARK_USER and
+BARK_PASS. Writes DIR (default certify-report/): report.json, summary.md, junit.xml,
+signature.txt. Exit 0 when every case passed (not-supported ones too with
+--allow-unsupported), 1 when any failed, timed out or errored, 2 for a usage error.
+One case never stops the others: each job has a deadline, and a worker found dead after a
+case is reported for every case left, not waited on.
+"""
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from maned.diagnostics.printer import mask, register_secret
+
+from . import report
+from .cases import CaseError, all_cases
+from .runner import Outcome, run_case
+from .targets import JOB_DEADLINE_S, WorkerUnderTest
+
+PROBE_DEADLINE_S = 5.0
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="maned-certify", description="Certify a Bark worker: "
+                                "every conformance case on it, compared with the reference.")
+    p.add_argument("url", nargs="?", default=os.environ.get("BARK_URL") or None,
+                   help="the worker, http://HOST:PORT (default $BARK_URL)")
+    p.add_argument("--out", default="certify-report", help="report folder (default "
+                   "certify-report)")
+    p.add_argument("--allow-unsupported", action="store_true",
+                   help="ops the worker does not advertise do not fail the certification")
+    p.add_argument("--case-timeout", type=float, default=JOB_DEADLINE_S, metavar="SECONDS",
+                   help=f"deadline of each job of a case (default {JOB_DEADLINE_S:g})")
+    p.add_argument("--first-failure", action="store_true",
+                   help="stop at the first case that does not pass")
+    p.add_argument("--cases", default="", metavar="PREFIX",
+                   help="only the cases whose id starts with PREFIX")
+    return p
+
+
+def _usage(text: str) -> int:
+    sys.stderr.write(f"maned-certify: {text} [EUSAGE]\n")
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if not args.url:
+        return _usage("no worker given: set BARK_URL (or pass the URL), e.g. "
+                      "BARK_URL=http://127.0.0.1:4780, with BARK_USER and BARK_PASS")
+    if args.case_timeout <= 0:
+        return _usage("--case-timeout must be above 0")
+    register_secret(os.environ.get("BARK_PASS", ""))
+    try:
+        worker = WorkerUnderTest(args.url, deadline_s=args.case_timeout)
+        cases = [c for c in all_cases() if "hardware" in c.targets
+                 and c.id.startswith(args.cases)]
+    except (ValueError, CaseError) as e:
+        return _usage(str(e))
+    try:
+        status = worker.status()
+    except Exception as e:
+        sys.stderr.write(mask(f"maned-certify: {args.url} does not answer its status: "
+                              f"{getattr(e, 'message', e)} [ERUN]") + "\n")
+        return 1
+    t0 = time.monotonic()
+    outcomes = certify(worker, args.url, cases, args.first_failure)
+    seconds = time.monotonic() - t0
+    info = {"alias": status.alias, "url": args.url, "kind": status.kind, "ir": status.ir,
+            "rf_slots": status.rf_slots, "ops": list(status.ops)}
+    counts = report.write(Path(args.out), info, cases, outcomes, seconds)
+    worker.close()
+    bad = counts["fail"] + counts["timeout"] + counts["error"] + (
+        0 if args.allow_unsupported else counts["not_supported"])
+    sys.stdout.write(f"maned-certify: {status.alias} at {args.url}: {len(outcomes)} cases in "
+                     f"{seconds:.1f} s: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in
+                                                     counts.items()) +
+                     f"; report in {args.out}/\n")
+    for o in outcomes:
+        if o.status != "pass":
+            sys.stdout.write(mask(f"  {o.status}: {o.case}: {o.detail}") + "\n")
+            break
+    return 1 if bad else 0
+
+
+def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool) -> list[Outcome]:
+    """Every case in order. After a timeout or an error the worker is probed afresh; a worker
+    that no longer answers gets every remaining case as `error`, without waiting on it."""
+    outcomes: list[Outcome] = []
+    dead = None
+    for case in cases:
+        if dead:
+            outcomes.append(Outcome(case.id, "hardware", "error", dead))
+            continue
+        o = run_case(case, worker)
+        outcomes.append(o)
+        if o.status != "pass" and first_failure:
+            break
+        if o.status in ("timeout", "error") and not _alive(url):
+            dead = f"the worker stopped answering after case {case.id}"
+    return outcomes
+
+
+def _alive(url: str) -> bool:
+    try:
+        WorkerUnderTest(url, deadline_s=PROBE_DEADLINE_S).status()
+        return True
+    except Exception:
+        return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())

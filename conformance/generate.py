@@ -1,0 +1,213 @@
+"""Writes the generated part of cases/ (`ops/`, `envelopes/`, `ml/`): every wire op over
+shapes, parameters and int32 edge values, with a seeded sample between the boundaries, and
+every calc::ml:: algorithm from its example. A developer
+tool, run by hand after a change to the list below; its output is committed data, and the
+suite reads only the files (`python -m maned_conformance.generate` rewrites them)."""
+import json
+import random
+import re
+import shutil
+from pathlib import Path
+
+from .cases import CASES
+
+MIN, MAX = -2 ** 31, 2 ** 31 - 1
+EDGES = [0, 1, -1, MIN, MAX, MAX - 1, MIN + 1, 2, -2, 46341, -46341, 65536]
+HEAD = {0: "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n",
+        2: "mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=2;\n",
+        "int8": "mnd::quantmax=1;\nmnd::quantmin=-1;\nmnd::quantres=0;\n"}
+BINARY = ["add", "sub", "mul", "div", "gt", "lt", "eq", "ge", "le", "ne", "and", "or", "xor"]
+UNARY = ["relu", "not", "sigmoid", "tanh", "transpose", "layernorm"]
+REDUCE = ["tensor_sum", "tensor_mean", "tensor_max", "tensor_min"]
+
+
+def values(rng: random.Random, n: int, edges=EDGES) -> list[int]:
+    """n values: the edge values first (cycled), a seeded random int32 sample after."""
+    out = [edges[i % len(edges)] for i in range(min(n, len(edges)))]
+    return out + [rng.randint(MIN, MAX) for _ in range(n - len(out))]
+
+
+def tensor(shape: tuple[int, ...], data: list[int]) -> str:
+    return "x".join(map(str, shape)) + ":" + ",".join(map(str, data))
+
+
+def flow(params: str, body: str, returns: str = "r") -> str:
+    return f"calc::lambda_flow f({params}) {{\n    {body}\n}} return {returns};\n"
+
+
+def case(about: str, script: str, inputs: dict | None = None, **extra) -> str:
+    """One case file's TOML (strings written as JSON strings, which TOML reads alike)."""
+    lines = [f"about = {json.dumps(about)}", f'script = """\n{script}"""']
+    if inputs:
+        lines.append("inputs = { " + ", ".join(f"{k} = {json.dumps(v)}"
+                                               for k, v in inputs.items()) + " }")
+    lines += [f"{k} = {json.dumps(v)}" for k, v in extra.items()]
+    return "\n".join(lines) + "\n"
+
+
+def generate() -> dict[str, str]:
+    rng = random.Random(20261201)
+    out: dict[str, str] = {}
+    for op in BINARY:
+        for shape in [(2, 3), (4,), (1, 1)]:
+            n = 1
+            for d in shape:
+                n *= d
+            a, b = values(rng, n), values(rng, n, EDGES[::-1])
+            out[f"ops/{op}/{'x'.join(map(str, shape))}.toml"] = case(
+                f"{op} of two {shape} tensors at int32 edge values", HEAD[0] + flow(
+                    "a, b", f"a b {op} r ="), {"a": tensor(shape, a), "b": tensor(shape, b)})
+        out[f"ops/{op}/broadcast_rank0.toml"] = case(
+            f"{op}: a rank-0 operand broadcasts (R4)", HEAD[0] + flow(
+                "a, b", f"a b {op} r ="), {"a": str(MIN), "b": tensor((2, 2), values(rng, 4))})
+        out[f"ops/{op}/broadcast_one.toml"] = case(
+            f"{op}: a [1] operand broadcasts, the result takes the other shape (R4)",
+            HEAD[0] + flow("a, b", f"b a {op} r ="),
+            {"a": "1:-1", "b": tensor((3,), values(rng, 3))})
+        out[f"ops/{op}/rank0_both.toml"] = case(
+            f"{op} of two rank-0 values stays rank-0 (R5)", HEAD[0] + flow(
+                "a, b", f"a b {op} r ="), {"a": str(MAX), "b": "-1"})
+    out["ops/div/zero_divisors.toml"] = case(
+        "div by zero is 0, INT32_MIN / -1 is INT32_MIN", HEAD[0] + flow("a, b", "a b div r ="),
+        {"a": tensor((4,), [7, -7, MIN, MIN]), "b": tensor((4,), [0, 0, -1, 0])})
+    for op in UNARY:
+        shapes = [(2, 3), (3, 2, 2)] if op == "transpose" else [(2, 3), (5,)]
+        for shape in shapes:
+            n = 1
+            for d in shape:
+                n *= d
+            head = HEAD[2] if op in ("sigmoid", "tanh") else HEAD[0]
+            data = values(rng, n) if op not in ("sigmoid", "tanh", "layernorm") else [
+                rng.randint(-3000, 3000) for _ in range(n)]
+            out[f"ops/{op}/{'x'.join(map(str, shape))}.toml"] = case(
+                f"{op} over {shape}", head + flow("a", f"a {op} r ="), {"a": tensor(shape, data)})
+    for axis in (None, 0, 1):
+        p = "" if axis is None else f"{{axis: {axis}}} "
+        out[f"ops/softmax/axis_{axis}.toml"] = case(
+            f"softmax {'over the last axis' if axis is None else f'along axis {axis}'}",
+            HEAD[2] + flow("a", f"a {p}softmax r ="),
+            {"a": tensor((2, 3), [rng.randint(-500, 500) for _ in range(6)])})
+    for op in REDUCE:
+        for axis in (None, 0, 1, 2):
+            p = "" if axis is None else f"{{axis: {axis}}} "
+            out[f"ops/{op}/axis_{axis}.toml"] = case(
+                f"{op} {'of the whole tensor' if axis is None else f'along axis {axis}'}",
+                HEAD[0] + flow("a", f"a {p}{op} r ="), {"a": tensor((2, 3, 2), values(rng, 12))})
+        out[f"ops/{op}/rank0_axis_refused.toml"] = case(
+            f"{op} with an axis on a rank-0 operand is refused on every target (ops §5.0)",
+            HEAD[0] + flow("a", f"a {{axis: 0}} {op} r ="), {"a": "7"}, refused="ERUN")
+    out["ops/softmax/rank0_axis_refused.toml"] = case(
+        "softmax with an axis on a rank-0 operand is refused on every target",
+        HEAD[2] + flow("a", "a {axis: 0} softmax r ="), {"a": "7"}, refused="ERUN")
+    out["ops/concat/rank0_refused.toml"] = case(
+        "concat of rank-0 operands is refused on every target (it has no axis 0)",
+        HEAD[0] + flow("a", "a a concat r ="), {"a": "7"}, refused="ERUN")
+    out["ops/split/rank0_refused.toml"] = case(
+        "{sections: 1} split of a rank-0 operand is refused on every target",
+        HEAD[0] + flow("a", "a {sections: 1} split r ="), {"a": "7"}, refused="ERUN")
+    for m, k, n in [(2, 3, 2), (1, 1, 1), (3, 4, 5)]:
+        out[f"ops/matmul/{m}x{k}x{n}.toml"] = case(
+            f"matmul [{m},{k}]·[{k},{n}] at int32 edge values (wraps)",
+            HEAD[0] + flow("a, b", "a b matmul r ="),
+            {"a": tensor((m, k), values(rng, m * k)), "b": tensor((k, n), values(rng, k * n))})
+    out["ops/scalar_mul/both_sides.toml"] = case(
+        "scalar_mul with the scalar on either side", HEAD[0] + flow(
+            "a, s", "a s scalar_mul r = s a scalar_mul q =", "r, q"),
+        {"a": tensor((2, 2), values(rng, 4)), "s": "-3"})
+    for axis in (0, 1):
+        out[f"ops/concat/axis_{axis}.toml"] = case(
+            f"concat along axis {axis}", HEAD[0] + flow("a, b", f"a b {{axis: {axis}}} concat r ="),
+            {"a": tensor((2, 2), values(rng, 4)), "b": tensor((2, 2), values(rng, 4))})
+    for shape in ["{rows: 3, cols: 2}", "{shape: [6]}", "{shape: [1, 2, 3]}"]:
+        name = shape.strip("{}").replace(":", "").replace(" ", "").replace(",", "_")
+        out[f"ops/reshape/{name.replace('[', '').replace(']', '')}.toml"] = case(
+            f"reshape {shape}", HEAD[0] + flow("a", f"a {shape} reshape r ="),
+            {"a": tensor((2, 3), values(rng, 6))})
+    for axis, sections, index in [(0, 2, 1), (1, 3, 0), (1, 3, 2), (0, 1, 0)]:
+        out[f"ops/split/a{axis}_s{sections}_i{index}.toml"] = case(
+            f"split axis {axis} into {sections}, section {index}", HEAD[0] + flow(
+                "a", f"a {{axis: {axis}, sections: {sections}, index: {index}}} split r ="),
+            {"a": tensor((2, 6), values(rng, 12))})
+    for stride, padding in [(None, None), (1, 0), (2, 1), (0, 0), (3, 2), (1, 255)]:
+        p = ", ".join(f"{k}: {v}" for k, v in (("stride", stride), ("padding", padding))
+                      if v is not None)
+        out[f"ops/conv2d/s{stride}_p{padding}.toml"] = case(
+            f"conv2d {p or 'bare'}" + (" (an explicit stride 0 means 1 on every target)"
+                                       if stride == 0 else ""),
+            HEAD[0] + flow("x, k", f"x k {{{p}}} conv2d r =" if p else "x k conv2d r ="),
+            {"x": tensor((4, 5), [rng.randint(-50, 50) for _ in range(20)]),
+             "k": tensor((2, 2), [1, -2, 3, -4])})
+    out["ops/conv2d/channels.toml"] = case(
+        "conv2d with 2 input and 2 output channels",
+        HEAD[0] + flow("x, k", "x k {stride: 1, padding: 1} conv2d r ="),
+        {"x": tensor((2, 3, 3), [rng.randint(-9, 9) for _ in range(18)]),
+         "k": tensor((2, 2, 2, 2), [rng.randint(-3, 3) for _ in range(16)])})
+    for op in ("maxpool2d", "avgpool2d"):
+        for k, s in [(2, None), (2, 1), (3, 3), (1, 1), (4, 2)]:
+            p = f"kernel_size: {k}" + ("" if s is None else f", stride: {s}")
+            out[f"ops/{op}/k{k}_s{s}.toml"] = case(
+                f"{op} {p}", HEAD[0] + flow("x", f"x {{{p}}} {op} r ="),
+                {"x": tensor((2, 4, 4), values(rng, 32))})
+    out["ops/batchnorm/broadcast.toml"] = case(
+        "batchnorm with [1] statistics broadcast over x (R31)", HEAD[2] + flow(
+            "x, m, v, g, b", "x m v g b batchnorm r ="),
+        {"x": tensor((2, 3), [rng.randint(-900, 900) for _ in range(6)]), "m": "1:10",
+         "v": "1:400", "g": "1:150", "b": "1:-20"})
+    out["envelopes/int8.toml"] = case(
+        "an int8 envelope (quant range -1..1 at quantres 0): values travel as one byte",
+        HEAD["int8"] + flow("a, b", "a b add c = c b mul r =", "r"),
+        {"a": tensor((2, 2), [1, -1, 0, 1]), "b": tensor((2, 2), [1, 1, -1, 0])})
+    out["envelopes/hoisted_constants.toml"] = case(
+        "literals a CONST cannot carry travel as extra inputs (D4)", HEAD[0] + flow(
+            "a", "a 70000 add b = b [[1,2],[3,4]] mul c = c -40000 sub r =", "r"),
+        {"a": tensor((2, 2), values(rng, 4))})
+    return out
+
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+TIER_B = ("kmeans", "knn", "naive_bayes", "decision_tree", "isolation_forest")
+ALGORITHMS = ["linear_regression", "logistic_regression", "svm", "kmeans", "knn",
+              "naive_bayes", "decision_tree", "isolation_forest", "xgboost", "hmm"]
+
+
+def ml_cases() -> dict[str, str]:
+    """Every calc::ml:: algorithm from its teaching example (its definition only: a
+    predict flow is local-only), and for the gradient-descent family a sweep and a small
+    budget that forces many rounds."""
+    out = {}
+    for algo in ALGORITHMS:
+        text = (EXAMPLES / f"{algo}.mnd").read_text(encoding="utf-8")
+        text = re.sub(r"@device\([^)]*\)\s*", "", text)
+        text = "\n".join(ln for ln in text.splitlines() if not ln.startswith("device::"))
+        text = text[:text.index("calc::lambda_flow")] if "calc::lambda_flow" in text else text
+        text = text.rstrip() + "\n"
+        if algo in TIER_B:  # coordinator-only (E027 when routed): the reference alone
+            out[f"ml/{algo}/defaults.toml"] = case(
+                f"{algo} as its example trains it (coordinator-only: the reference target)",
+                text, targets=["local"])
+            continue
+        out[f"ml/{algo}/defaults.toml"] = case(f"{algo} as its example trains it", text)
+        if algo in ("linear_regression", "logistic_regression", "svm"):
+            many = re.sub(r"iters: *\d+", "iters: 120", text).replace(
+                "features: 2", "features: 2, budget: 64")
+            out[f"ml/{algo}/budget_64.toml"] = case(
+                f"{algo} with budget: 64, which forces many rounds", many)
+            sweep = re.sub(r"lr: *\d+", "lr: [2, 5, 10]", many)
+            sweep = re.sub(r"return model, loss;", "return m0, l0, m1, l1, m2, l2;", sweep)
+            out[f"ml/{algo}/sweep.toml"] = case(f"{algo}: a three-value lr sweep", sweep)
+    return out
+
+
+def main() -> None:
+    for sub in ("ops", "envelopes", "ml"):
+        shutil.rmtree(CASES / sub, ignore_errors=True)
+    cases = {**generate(), **ml_cases()}
+    for rel, text in cases.items():
+        path = Path(CASES / rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    print(f"wrote {len(cases)} cases under {CASES}")
+
+
+if __name__ == "__main__":
+    main()

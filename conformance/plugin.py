@@ -1,0 +1,82 @@
+"""The pytest plugin (entry point `pytest11`): the conformance options and the three target
+fixtures. Inert for any other tests: it adds options and fixtures, nothing that runs
+unless a test asks for `local`, `vm` (and `vm_abi1`, the same worker at ABI 1) or
+`hardware`.
+
+    --bark-vm CMD      the stdio worker for the `vm` target (default: this install's bark-vm)
+    --bark-url URL     the CDP worker for the `hardware` target (BARK_USER / BARK_PASS from
+                       the environment); default: a worker container through the docker SDK,
+                       or a bark-worker process where Docker is absent (a failure with
+                       MANED_REQUIRE_DOCKER=1)
+"""
+import os
+import secrets
+import shlex
+import warnings
+from contextlib import ExitStack
+
+import pytest
+
+from .targets import LocalUnderTest, VmUnderTest, WorkerUnderTest
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("maned-conformance")
+    group.addoption("--bark-vm", default=None, metavar="CMD",
+                    help="the stdio Bark worker command of the conformance `vm` target")
+    group.addoption("--bark-url", default=os.environ.get("BARK_URL"), metavar="URL",
+                    help="the CDP worker of the conformance `hardware` target (default "
+                    "$BARK_URL, else a worker container)")
+
+
+@pytest.fixture(scope="session")
+def local():
+    return LocalUnderTest()
+
+
+@pytest.fixture(scope="session")
+def vm(request):
+    command = request.config.getoption("--bark-vm")
+    target = VmUnderTest(shlex.split(command) if command else None)
+    yield target
+    target.close()
+
+
+@pytest.fixture(scope="session")
+def vm_abi1(request):
+    """The `vm` target's worker at ABI 1 (256 slots, every non-zero constant hoisted)."""
+    command = request.config.getoption("--bark-vm")
+    target = VmUnderTest((shlex.split(command) if command else None) or None, abi=1)
+    yield target
+    target.close()
+
+
+@pytest.fixture(scope="session")
+def hardware(request):
+    url = request.config.getoption("--bark-url")
+    with ExitStack() as stack:
+        if url is None:
+            url, user, password = _start_worker(stack, request.config.rootpath)
+            target = WorkerUnderTest(url, user, password)
+        else:
+            target = WorkerUnderTest(url)
+        stack.callback(target.close)
+        yield target
+
+
+def _start_worker(stack: ExitStack, root):
+    """A worker for the session: a container when Docker is here, else a process."""
+    from bark_vm.container import (docker_client, worker_container, worker_image,
+                                   worker_process)
+    user, password = "certify", secrets.token_hex(16)
+    client = docker_client()
+    if client is None:
+        if os.environ.get("MANED_REQUIRE_DOCKER") == "1":
+            pytest.fail("MANED_REQUIRE_DOCKER=1 but Docker is not available here")
+        warnings.warn("Docker is absent: the conformance `hardware` target is a bark-worker "
+                      "process on loopback")
+        w = stack.enter_context(worker_process("hardware", user, password))
+    else:
+        image = worker_image(client, root)
+        w = stack.enter_context(worker_container(client, image, "hardware", user, password))
+    return f"http://{w.host}:{w.port}", user, password

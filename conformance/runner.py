@@ -1,0 +1,90 @@
+"""One case on one target, judged (DESIGN §8). The target's run is the script through
+`maned.run()` with every routable flow sent to the target's device (`--require-vm`) and
+`--verify`, so the expected values are the reference's, computed in the same run; the
+documented goldens of a case are checked as well. Statuses:
+
+    pass           every output equal, slot for slot (or refused with the expected code)
+    fail           an output differs (the first differing flow, output and slot, both
+                   values), a golden differs, or the target refused what it should run
+    not_supported  the target does not advertise an op the case needs (never a pass)
+    timeout        the target did not answer a job within its deadline
+    error          the target crashed, answered garbage or lied in its status
+"""
+from dataclasses import dataclass, field
+
+import maned
+
+from .cases import Case
+from .targets import ROUTE
+
+STATUSES = ("pass", "fail", "not_supported", "timeout", "error")
+BROKEN = {"connect_failed", "died", "malformed_response", "too_large"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: str
+    target: str
+    status: str
+    detail: str = ""
+    outputs: dict = field(default_factory=dict)  # {flow: {output: [values]}}, or refused
+
+
+def run_case(case: Case, target) -> Outcome:
+    """Run and judge; whatever goes wrong is an outcome, never an exception."""
+    try:
+        device = target.device()
+        report = maned.run(source=case.script, base_dir=case.folder, inputs=case.inputs,
+                           require_vm=device is not None, verify=device is not None,
+                           devices={ROUTE: device} if device is not None else None)
+    except Exception as e:  # a bug of ours or of the target: reported, the others go on
+        return Outcome(case.id, target.name, "error", f"{type(e).__name__}: {e}")
+    return judge(case, target.name, report)
+
+
+def judge(case: Case, target: str, report: maned.Report) -> Outcome:
+    outputs = {f.flow: {v.name: list(v.values) for v in f.outputs} for f in report.flows}
+    errors = [d for d in report.diagnostics if d.severity == "error"]
+    first = errors[0] if errors else None
+    causes = [d.cause for d in errors if d.cause]
+
+    def outcome(status: str, detail: str = "", outs=None) -> Outcome:
+        return Outcome(case.id, target, status, detail, outputs if outs is None else outs)
+    unadvertised = [d for d in errors if d.cause == "UNSUPPORTED_OP" and d.code == "EPLAN"]
+    if unadvertised:  # pre-flight: the worker's status does not list the op
+        return outcome("not_supported", f"[{unadvertised[0].code}] {unadvertised[0].message}")
+    if "UNSUPPORTED_OP" in causes:  # advertised, then refused: the status lied
+        return outcome("error", "the worker refused an op its status advertises: "
+                       + _line(errors, "UNSUPPORTED_OP"))
+    if "timeout" in causes:
+        return outcome("timeout", _line(errors, "timeout"))
+    if any(c in BROKEN for c in causes):
+        return outcome("error", _line(errors, *BROKEN))
+    if case.refused:
+        if first is not None and first.code == case.refused:
+            return outcome("pass", f"refused [{first.code}]", {"refused": first.code})
+        got = f"[{first.code}] {first.message}" if first else "it ran (exit 0)"
+        return outcome("fail", f"expected a refusal [{case.refused}], got {got}")
+    if first is not None:
+        return outcome("fail", f"[{first.code}] {first.message}")
+    if report.verify is not None and report.verify.status == "MISMATCH":
+        m = report.verify.mismatches[0]
+        where = f"flow '{m.flow}' output '{m.output}'"
+        if m.kind == "slot":
+            return outcome("fail", f"{where} differs at slot {m.slot}: reference {m.local}, "
+                                   f"{target} {m.routed}")
+        if m.kind == "shape":
+            return outcome("fail", f"{where} has shape {list(m.routed_shape)} on {target}, "
+                                   f"{list(m.local_shape)} in the reference")
+        return outcome("fail", f"flow '{m.flow}' was not produced by the reference")
+    for key, want in case.golden:
+        flow, _, out = key.partition(".")
+        got = outputs.get(flow, {}).get(out)
+        if got != list(want):
+            return outcome("fail", f"golden {key}: documented {list(want)}, got {got}")
+    return outcome("pass")
+
+
+def _line(errors, *causes) -> str:
+    d = next(d for d in errors if d.cause in causes)
+    return f"[{d.code}] {d.message}"

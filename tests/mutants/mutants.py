@@ -1,0 +1,141 @@
+"""Deliberately broken Bark workers (issue: conformance): the real worker with one defect
+each. `apply(name)` installs a defect into this process's executor or request pipeline;
+`tests/mutants/worker.py NAME serve ...` runs bark-worker with it. Certification must fail
+every one, and its report must name the case that caught it."""
+import time
+
+import numpy as np
+
+from bark_vm.executor import activation, elementwise, reduce, shape, table
+from bark_vm.server import endpoints
+from bark_vm.executor.ints import I32, I64, INT32_MIN, wrap32
+from bark_vm.wire.constants import WorkerError
+
+
+def _kernel(name: str, fn) -> None:
+    k = table.BY_NAME[name]
+    number = next(n for n, row in table.KERNELS.items() if row is k)
+    table.KERNELS[number] = table.BY_NAME[name] = table.Kernel(name, fn, k.params)
+
+
+def floor_div():
+    """Division rounds toward minus infinity instead of truncating."""
+    def div(q, a, b):
+        a, b = np.broadcast_arrays(a.astype(I64), b.astype(I64))
+        out = np.zeros(a.shape, dtype=I64)
+        nz = b != 0
+        out[nz] = np.floor_divide(a[nz], b[nz])
+        return wrap32(out)
+    _kernel("div", div)
+
+
+def saturating_add():
+    """add saturates at the int32 ends instead of wrapping."""
+    def add(q, a, b):
+        s = a.astype(I64) + b.astype(I64)
+        return np.clip(s, -2 ** 31, 2 ** 31 - 1).astype(I32)
+    _kernel("add", add)
+
+
+def trap_min_div():
+    """INT32_MIN / -1 traps instead of giving INT32_MIN."""
+    real = elementwise.div
+
+    def div(q, a, b):
+        a2, b2 = np.broadcast_arrays(a, b)
+        if np.any((a2 == INT32_MIN) & (b2 == -1)):
+            raise WorkerError("EXEC_FAILED", "integer overflow in division")
+        return real(q, a, b)
+    _kernel("div", div)
+
+
+def sigmoid_shift():
+    """The sigmoid table read one entry off."""
+    values = activation._TABLES["sigmoid"]
+    activation._TABLES["sigmoid"] = np.concatenate([values[1:], values[-1:]])
+
+
+def float_matmul():
+    """matmul through plain float64: inexact once products pass 2^53."""
+    def matmul(q, a, b):
+        return wrap32(np.rint(a.astype(np.float64) @ b.astype(np.float64)).astype(np.int64))
+    _kernel("matmul", matmul)
+
+
+def wrong_axis():
+    """Reductions along an axis use the next axis."""
+    for name in ("tensor_sum", "tensor_mean", "tensor_max", "tensor_min"):
+        real = getattr(reduce, name)
+
+        def fn(q, x, axis=None, real=real):
+            return real(q, x, None if axis is None else (axis + 1) % x.ndim)
+        _kernel(name, fn)
+
+
+def transpose_in_place():
+    """transpose relabels the shape without moving the data (right on square input only)."""
+    def transpose(q, x):
+        return np.ascontiguousarray(x).reshape(x.shape[:-2] + (x.shape[-1], x.shape[-2]))
+    _kernel("transpose", transpose)
+
+
+def lying_status():
+    """Advertises tanh (every op) but refuses it."""
+    real = endpoints.execute_request
+
+    def execute(request, module):
+        if any(table.KERNELS.get(i.opcode) and table.KERNELS[i.opcode].name == "tanh"
+               for i in module.instrs):
+            raise WorkerError("UNSUPPORTED_OP", "tanh is not implemented here")
+        return real(request, module)
+    endpoints.execute_request = execute
+
+
+def stale_answer():
+    """Answers each job with the result of the job before it."""
+    real = endpoints.execute_request
+    last = {}
+
+    def execute(request, module):
+        fresh = real(request, module)
+        answer = last.get("mnrs", fresh)
+        last["mnrs"] = fresh
+        return answer
+    endpoints.execute_request = execute
+
+
+def stall_on_tanh():
+    """A job with tanh never finishes."""
+    real = activation.tanh
+
+    def tanh(q, x):
+        while True:
+            time.sleep(1)
+        return real(q, x)
+    _kernel("tanh", tanh)
+
+
+def concat_swapped():
+    """concat puts b before a."""
+    real = shape.concat
+
+    def concat(q, a, b, axis=0):
+        return real(q, b, a, axis)
+    _kernel("concat", concat)
+
+
+def relu_leaky():
+    """relu lets -1 through."""
+    def relu(q, x):
+        x = x.astype(I32)
+        return np.where(x == -1, x, np.maximum(x, 0)).astype(I32)
+    _kernel("relu", relu)
+
+
+MUTANTS = {f.__name__: f for f in (floor_div, saturating_add, trap_min_div, sigmoid_shift,
+                                   float_matmul, wrong_axis, transpose_in_place, lying_status,
+                                   stale_answer, stall_on_tanh, concat_swapped, relu_leaky)}
+
+
+def apply(name: str) -> None:
+    MUTANTS[name]()

@@ -1,0 +1,80 @@
+"""maned-certify (issue: conformance): a real bark-worker passes and gets the four report
+artefacts; every mutant of tests/mutants fails, and its report names the case that caught
+it; without a worker the command says how to give one."""
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from bark_vm.container import worker_process
+from maned_conformance import certify
+
+MUTANTS = Path(__file__).resolve().parent / "mutants"
+sys.path.insert(0, str(MUTANTS))
+from mutants import MUTANTS as BROKEN  # noqa: E402
+
+USER, PASSWORD = "certify", "pw-certify-5b1e-never-printed"
+
+
+@pytest.fixture
+def creds(monkeypatch):
+    monkeypatch.setenv("BARK_USER", USER)
+    monkeypatch.setenv("BARK_PASS", PASSWORD)
+
+
+def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsys):
+    with worker_process("bob", USER, PASSWORD) as w:
+        url = f"http://{w.host}:{w.port}"
+        assert certify.main([url, "--out", str(tmp_path / "a")]) == 0
+        assert certify.main([url, "--out", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out
+    assert "0 fail, 0 not supported, 0 timeout, 0 error" in out and PASSWORD not in out
+    report = json.loads((tmp_path / "a" / "report.json").read_text())
+    n = len(report["cases"])
+    assert report["counts"] == {"pass": n, "fail": 0, "not_supported": 0, "timeout": 0,
+                                "error": 0} and n > 150
+    assert report["worker"]["alias"] == "bob" and report["worker"]["ir"] == 2
+    ids = [c["id"] for c in report["cases"]]
+    assert ids == sorted(ids)
+    assert {"ops/conv2d/s0_p0.toml", "ops/concat/rank0_refused.toml"} <= set(ids)  # Build 3
+    signature = (tmp_path / "a" / "signature.txt").read_text()
+    assert signature == (tmp_path / "b" / "signature.txt").read_text()  # same integers
+    assert signature.strip() == report["signature"] and len(report["signature"]) == 64
+    suite = ET.parse(tmp_path / "a" / "junit.xml").getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == (str(n), "0", "0")
+    summary = (tmp_path / "a" / "summary.md").read_text()
+    assert "## Per op" in summary and "## Per algorithm" in summary
+    assert "| `matmul` |" in summary and "| `linear_regression` |" in summary
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_every_mutant_fails_certification_naming_a_case(name, creds, tmp_path, capsys):
+    command = [sys.executable, str(MUTANTS / "worker.py"), name]
+    with worker_process("mutant", USER, PASSWORD, command=command) as w:
+        code = certify.main([f"http://{w.host}:{w.port}", "--out", str(tmp_path),
+                             "--first-failure", "--case-timeout", "3"])
+    assert code == 1
+    report = json.loads((tmp_path / "report.json").read_text())
+    caught = [c for c in report["cases"] if c["status"] != "pass"]
+    assert caught and caught[0]["detail"]
+    assert f"`{caught[0]['id']}`" in (tmp_path / "summary.md").read_text()
+    assert f"{caught[0]['status']}: {caught[0]['id']}" in capsys.readouterr().out
+
+
+def test_without_a_worker_it_says_how_to_give_one(monkeypatch, capsys):
+    monkeypatch.delenv("BARK_URL", raising=False)
+    assert certify.main([]) == 2
+    err = capsys.readouterr().err
+    assert "set BARK_URL" in err and err.endswith("[EUSAGE]\n")
+
+
+def test_a_worker_that_does_not_answer_is_one_coded_line(creds, capsys):
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once closed
+    assert certify.main([f"http://127.0.0.1:{port}"]) == 1
+    err = capsys.readouterr().err
+    assert "does not answer its status" in err and err.endswith("[ERUN]\n")
