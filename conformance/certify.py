@@ -1,4 +1,5 @@
-"""maned-certify: the whole conformance suite against one CDP worker, and its report.
+"""maned-certify: the whole conformance suite against one CDP worker (the protocol checks,
+then every case), and its report.
 
     maned-certify URL [--out DIR] [--allow-unsupported] [--case-timeout SECONDS]
                   [--first-failure] [--cases PREFIX]
@@ -20,6 +21,7 @@ from maned.diagnostics.printer import mask, register_secret
 
 from . import report
 from .cases import CaseError, all_cases
+from .protocol import run_protocol
 from .runner import Outcome, run_case
 from .targets import JOB_DEADLINE_S, WorkerUnderTest
 
@@ -70,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
                               f"{getattr(e, 'message', e)} [ERUN]") + "\n")
         return 1
     t0 = time.monotonic()
-    outcomes = certify(worker, args.url, cases, args.first_failure)
+    outcomes = run_protocol(worker.host, worker.port, os.environ.get("BARK_USER"),
+                            os.environ.get("BARK_PASS"), args.case_timeout)
+    if not (args.first_failure and any(o.status != "pass" for o in outcomes)):
+        outcomes += certify(worker, args.url, cases, args.first_failure)
     seconds = time.monotonic() - t0
     info = {"alias": status.alias, "url": args.url, "kind": status.kind, "ir": status.ir,
             "rf_slots": status.rf_slots, "ops": list(status.ops)}

@@ -18,12 +18,17 @@ def signature(outcomes: list[Outcome]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def _uses(cases: dict[str, Case], cid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ops and algorithms of a case (none for a protocol check)."""
+    return cases[cid].uses if cid in cases else ((), ())
+
+
 def _tables(cases: dict[str, Case], outcomes: list[Outcome]) -> dict[str, dict[str, Counter]]:
     """op -> status counts, algorithm -> status counts."""
     by_op: dict[str, Counter] = {}
     by_algo: dict[str, Counter] = {}
     for o in outcomes:
-        ops, algos = cases[o.case].uses
+        ops, algos = _uses(cases, o.case)
         for op in ops:
             by_op.setdefault(op, Counter())[o.status] += 1
         for algo in algos:
@@ -41,9 +46,10 @@ def write(folder: Path, worker: dict, cases: list[Case], outcomes: list[Outcome]
     tables = _tables(by_id, outcomes)
     doc = {"worker": worker, "signature": sig, "seconds": round(seconds, 3),
            "counts": {s: counts.get(s, 0) for s in STATUSES},
-           "cases": [{"id": o.case, "about": by_id[o.case].about, "status": o.status,
-                      "detail": o.detail, "ops": list(by_id[o.case].uses[0]),
-                      "algorithms": list(by_id[o.case].uses[1]), "outputs": o.outputs}
+           "cases": [{"id": o.case, "about": by_id[o.case].about if o.case in by_id else
+                      "protocol check", "status": o.status, "detail": o.detail,
+                      "ops": list(_uses(by_id, o.case)[0]),
+                      "algorithms": list(_uses(by_id, o.case)[1]), "outputs": o.outputs}
                      for o in outcomes]}
     (folder / "report.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     (folder / "signature.txt").write_text(sig + "\n", encoding="utf-8")
@@ -59,6 +65,11 @@ def _markdown(worker: dict, doc: dict, tables: dict) -> str:
              f"{len(doc['cases'])} cases in {doc['seconds']} s: " +
              ", ".join(f"{c[s]} {s.replace('_', ' ')}" for s in STATUSES) + ".", "",
              f"Signature: `{doc['signature']}`", ""]
+    protocol = [x for x in doc["cases"] if x["id"].startswith("protocol/")]
+    if protocol:
+        ok = sum(1 for x in protocol if x["status"] == "pass")
+        lines += [f"Protocol: {ok} of {len(protocol)} checks passed (" +
+                  ", ".join(x["id"].split("/", 1)[1] for x in protocol) + ").", ""]
     for kind, table in tables.items():
         lines += [f"## Per {kind}", "", f"| {kind} | passed | failed | not supported | "
                   "timeout | error |", "|---|---|---|---|---|---|"]

@@ -37,7 +37,9 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
                                 "error": 0} and n > 150
     assert report["worker"]["alias"] == "bob" and report["worker"]["ir"] == 2
     ids = [c["id"] for c in report["cases"]]
-    assert ids == sorted(ids)
+    protocol = [i for i in ids if i.startswith("protocol/")]
+    assert protocol == ids[:11] and "protocol/golden_sync" in protocol  # checks first
+    assert ids[11:] == sorted(ids[11:])  # then every case, in id order
     assert {"ops/conv2d/s0_p0.toml", "ops/concat/rank0_refused.toml"} <= set(ids)  # Build 3
     signature = (tmp_path / "a" / "signature.txt").read_text()
     assert signature == (tmp_path / "b" / "signature.txt").read_text()  # same integers
@@ -47,6 +49,7 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
     summary = (tmp_path / "a" / "summary.md").read_text()
     assert "## Per op" in summary and "## Per algorithm" in summary
     assert "| `matmul` |" in summary and "| `linear_regression` |" in summary
+    assert "Protocol: 11 of 11 checks passed" in summary
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))

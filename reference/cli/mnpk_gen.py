@@ -166,6 +166,31 @@ def _pick_flow(program: ast.Program, name: str | None) -> ast.FlowDef:
     return tops[0]
 
 
+def build_fixture(program: ast.Program, graph, inputs: list[Tensor], abi: int):
+    """The golden pair of one flow: its MNPK request at `abi` and the MNRS the local
+    interpreter expects. (lowered, mnpk, mnrs, quant block, local outputs); MnError."""
+    try:
+        lowered = lower(graph, abi)
+    except LoweringError as e:
+        raise _error("ELIMIT" if e.limit else "EPLAN", e.message) from None
+    try:
+        mnpk = encode_job(lowered, inputs, program.quant)
+        quant = job_quant(program.quant)
+    except JobError as e:
+        raise _error("EPLAN", e.message) from None
+    try:
+        local = evaluate(graph, dict(zip(graph.params, inputs)), {},
+                         OpContext(program.quant.quantres))
+    except FlowFailure as e:
+        raise _error("ERUN", f"flow '{graph.flow}': {e.message}") from None
+    try:
+        mnrs = encode_result(result_entries(lowered, local), quant.dtype)
+    except ValueError as e:
+        raise _error("ERUN", f"flow '{graph.flow}': the expected result cannot travel in the "
+                     f"envelope: {e}") from None
+    return lowered, mnpk, mnrs, quant, local
+
+
 def _run(argv: list[str], out, err) -> None:
     opts = parse_args(argv)
     if opts.show:
@@ -190,25 +215,7 @@ def _run(argv: list[str], out, err) -> None:
             inputs.append(parse_value(DEFAULTS[p]))
         else:
             raise usage_error(f"flow '{flow.name}': parameter '{p}' has no value; pass --in {p}=VALUE")
-    try:
-        lowered = lower(graph, opts.abi)
-    except LoweringError as e:
-        raise _error("ELIMIT" if e.limit else "EPLAN", e.message) from None
-    try:
-        mnpk = encode_job(lowered, inputs, program.quant)
-        quant = job_quant(program.quant)
-    except JobError as e:
-        raise _error("EPLAN", e.message) from None
-    ctx = OpContext(program.quant.quantres)
-    try:
-        local = evaluate(graph, dict(zip(graph.params, inputs)), {}, ctx)
-    except FlowFailure as e:
-        raise _error("ERUN", f"flow '{flow.name}': {e.message}") from None
-    try:
-        mnrs = encode_result(result_entries(lowered, local), quant.dtype)
-    except ValueError as e:
-        raise _error("ERUN", f"flow '{flow.name}': the expected result cannot travel in the "
-                     f"envelope: {e}") from None
+    lowered, mnpk, mnrs, quant, local = build_fixture(program, graph, inputs, opts.abi)
 
     stem = os.path.splitext(os.path.basename(opts.script))[0]
     files: dict[str, bytes] = {}

@@ -1,0 +1,219 @@
+"""Protocol conformance of a CDP worker (spec/wire.md §3, wire-golden §6): raw HTTP, no client
+of ours in between. Each check is `protocol/<name>` in the report: the status's fields and
+types, every refusal code for its trigger, auth and lock-out, the payload limits, the sync
+golden and its mnpk-gen mutations byte for byte, and the async lifecycle with read-once
+results. A check passes or fails with what the worker answered."""
+import http.client
+import json
+import socket
+import time
+
+from bark_vm.wire.constants import ERROR_STATUS, PROTO_HEADER, SYNC_LIMIT, TOKEN_HEADER
+from bark_vm.wire.status import parse_status
+from maned.cli.mnpk_gen import DEFAULTS, MUTATIONS, build_fixture, mutate
+from maned.io.cli_values import parse_value
+from maned.pipeline.compile import compile_script
+
+from .runner import Outcome
+
+GOLDEN_SCRIPT = """mnd::quantmax=1000;
+mnd::quantmin=-1000;
+mnd::quantres=0;
+calc::lambda_flow layer(x, w, bias) {
+    x w matmul product =
+    product bias elemwise_add shifted =
+    shifted relu result =
+} return result;
+"""
+MUTATION_CODES = {"bad_magic": "BAD_ENVELOPE", "bad_truncated": "BAD_ENVELOPE",
+                  "bad_shape": "SHAPE_MISMATCH", "unsupported_op": "UNSUPPORTED_OP"}
+LOCKED_NAME = "maned-certify-lockout-probe"  # a name of its own: the real user stays usable
+POLL_LIMIT_S = 60.0
+
+
+class Failed(Exception):
+    pass
+
+
+class Probe:
+    """Raw requests to one worker, each on a fresh connection."""
+
+    def __init__(self, host: str, port: int, user: str | None, password: str | None,
+                 deadline_s: float):
+        self.host, self.port, self.deadline_s = host, port, deadline_s
+        self.user, self.password, self._token = user, password, None
+
+    def call(self, method: str, path: str, body: bytes | None = None, proto: bool = True,
+             token: bool = False, headers: dict | None = None):
+        h = {PROTO_HEADER: "1"} if proto else {}
+        if token:
+            h[TOKEN_HEADER] = self.token()
+        h.update(headers or {})
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=self.deadline_s)
+        try:
+            conn.request(method, path, body=body, headers=h)
+            resp = conn.getresponse()
+            return resp.status, resp.getheader("Content-Type") or "", resp.read()
+        finally:
+            conn.close()
+
+    def head_only(self, path: str, length: int):
+        """A request head claiming `length` body bytes, never the body (a limit must be
+        decided from the head); (status, body) of the answer."""
+        head = (f"POST {path} HTTP/1.1\r\nHost: {self.host}\r\n{PROTO_HEADER}: 1\r\n"
+                f"Content-Length: {length}\r\n{TOKEN_HEADER}: {self.token()}\r\n"
+                "Content-Type: application/x-maned-mnpk\r\n\r\n").encode()
+        with socket.create_connection((self.host, self.port), timeout=self.deadline_s) as s:
+            s.sendall(head)
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        status_line, _, rest = data.partition(b"\r\n")
+        parts = status_line.split(b" ")
+        if len(parts) < 2 or not parts[1].isdigit():
+            raise Failed(f"no HTTP answer to a head-only request ({data[:40]!r})")
+        return int(parts[1]), "", rest.partition(b"\r\n\r\n")[2]
+
+    def token(self) -> str:
+        if self._token is None:
+            status, _, body = self.login(self.user, self.password)
+            if status != 200:
+                raise Failed(f"login as the certifying user answered HTTP {status}")
+            self._token = json.loads(body)["token"]
+        return self._token
+
+    def login(self, user, password):
+        return self.call("POST", "/api/auth", json.dumps({"username": user or "",
+                                                          "password": password or ""}).encode(),
+                         headers={"Content-Type": "application/json"})
+
+
+def _error_of(answer, code: str, what: str) -> None:
+    status, _, body = answer
+    try:
+        got = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        got = None
+    if (status, got) != (ERROR_STATUS[code], code):
+        raise Failed(f"{what}: expected HTTP {ERROR_STATUS[code]} {code}, got HTTP {status} "
+                     f"{got or body[:60]!r}")
+
+
+def _golden(abi: int):
+    checked = compile_script(GOLDEN_SCRIPT)
+    graph = checked.graphs["layer"]
+    inputs = [parse_value(DEFAULTS[p]) for p in graph.params]
+    lowered, mnpk, mnrs, _, _ = build_fixture(checked.program, graph, inputs, abi)
+    return lowered, mnpk, mnrs
+
+
+def checks(p: Probe):
+    """(name, check) in report order; a check raises Failed or returns a detail."""
+    state = {}
+
+    def status():
+        code, ctype, body = p.call("GET", "/api/status", proto=False)
+        if code != 200 or ctype != "application/json":
+            raise Failed(f"GET /api/status answered HTTP {code} {ctype!r}")
+        try:
+            state["status"] = s = parse_status(body)
+        except ValueError as e:
+            raise Failed(f"the status breaks a rule: {e}") from None
+        if s.proto != 1:
+            raise Failed(f"the status says proto {s.proto}, not 1")
+        return f"ABI v{s.ir}, {len(s.ops)} ops, max_payload {s.max_payload}"
+
+    def proto_version():
+        _error_of(p.call("POST", "/api/execute?mode=sync", b"x", proto=False),
+                  "PROTO_VERSION", "a request without X-Maned-Proto")
+
+    def auth_required():
+        _error_of(p.call("POST", "/api/execute?mode=sync", b"x"), "AUTH_REQUIRED",
+                  "an execute without a token")
+
+    def auth_failed():
+        _error_of(p.login(p.user, "not-" + (p.password or "")), "AUTH_FAILED",
+                  "a wrong password")
+
+    def lockout():
+        for _ in range(3):
+            _error_of(p.login(LOCKED_NAME, "wrong"), "AUTH_FAILED", "a failed login")
+        answer = p.login(LOCKED_NAME, "wrong")
+        _error_of(answer, "AUTH_FAILED", "a fourth login")
+        if json.loads(answer[2]).get("detail") != "locked":
+            raise Failed("three failed logins did not lock the name")
+
+    def golden_sync():
+        lowered, mnpk, mnrs = _golden(state["status"].ir)
+        state["golden"] = (lowered, mnpk, mnrs)
+        code, ctype, body = p.call("POST", "/api/execute?mode=sync", mnpk, token=True,
+                                   headers={"Content-Type": "application/x-maned-mnpk"})
+        if (code, body) != (200, mnrs):
+            raise Failed(f"the golden request answered HTTP {code}, {len(body)} bytes, not the "
+                         f"expected {len(mnrs)}-byte MNRS")
+        return f"{len(mnpk)}-byte request, {len(mnrs)}-byte result, byte for byte"
+
+    def mutations():
+        lowered, mnpk, _ = state["golden"]
+        for name in MUTATIONS:
+            _error_of(p.call("POST", "/api/execute?mode=sync", mutate(mnpk, name,
+                                                                      lowered.module),
+                             token=True), MUTATION_CODES[name], f"the {name} mutation")
+
+    def too_large():
+        cap = state["status"].max_payload
+        _error_of(p.head_only("/api/execute", cap + 1), "TOO_LARGE",
+                  f"a body of max_payload + 1 ({cap + 1}) bytes")
+
+    def too_large_for_sync():
+        _error_of(p.head_only("/api/execute?mode=sync", SYNC_LIMIT), "TOO_LARGE_FOR_SYNC",
+                  f"a sync body of {SYNC_LIMIT} bytes")
+
+    def async_read_once():
+        _, mnpk, mnrs = state["golden"]
+        code, _, body = p.call("POST", "/api/execute", mnpk, token=True)
+        if code != 202 or json.loads(body).get("state") != "queued":
+            raise Failed(f"an async submit answered HTTP {code} {body[:60]!r}")
+        job = json.loads(body)["job"]
+        end = time.monotonic() + POLL_LIMIT_S
+        while True:
+            code, _, body = p.call("GET", f"/api/job?id={job}", token=True)
+            state_ = json.loads(body).get("state") if code == 200 else None
+            if state_ == "done":
+                break
+            if state_ not in ("queued", "running") or time.monotonic() > end:
+                raise Failed(f"job {job} went to HTTP {code} {body[:60]!r}")
+            time.sleep(0.05)
+        code, _, body = p.call("GET", f"/api/result?id={job}", token=True)
+        if (code, body) != (200, mnrs):
+            raise Failed(f"the async result answered HTTP {code}, not the golden MNRS")
+        _error_of(p.call("GET", f"/api/result?id={job}", token=True), "NO_SUCH_JOB",
+                  "a second read of a result")
+
+    def unknown_job():
+        _error_of(p.call("GET", "/api/job?id=987654321", token=True), "NO_SUCH_JOB",
+                  "an unknown job id")
+
+    return [("status", status), ("proto_version", proto_version),
+            ("auth_required", auth_required), ("auth_failed", auth_failed),
+            ("lockout", lockout), ("golden_sync", golden_sync), ("mutations", mutations),
+            ("too_large", too_large), ("too_large_for_sync", too_large_for_sync),
+            ("async_read_once", async_read_once), ("unknown_job", unknown_job)]
+
+
+def run_protocol(host: str, port: int, user, password, deadline_s: float) -> list[Outcome]:
+    """Every check, in order; after a failed `status` the others cannot be judged."""
+    probe, out = Probe(host, port, user, password, deadline_s), []
+    for name, check in checks(probe):
+        cid = f"protocol/{name}"
+        if out and out[0].status != "pass":
+            out.append(Outcome(cid, "hardware", "error", "the worker's status failed"))
+            continue
+        try:
+            detail = check() or ""
+            out.append(Outcome(cid, "hardware", "pass", detail, {"ok": True}))
+        except Failed as e:
+            out.append(Outcome(cid, "hardware", "fail", str(e)))
+        except (OSError, http.client.HTTPException, ValueError, KeyError) as e:
+            out.append(Outcome(cid, "hardware", "error", f"{type(e).__name__}: {e}"))
+    return out
