@@ -7,7 +7,11 @@ import json
 import random
 import re
 import shutil
+import tomllib
 from pathlib import Path
+
+import maned
+from maned.ml.hyper import ABSENT, KEYS, REQUIRED
 
 from .cases import CASES
 
@@ -198,10 +202,59 @@ def ml_cases() -> dict[str, str]:
     return out
 
 
+def _with_key(text: str, key: str, value: str) -> str:
+    """The script with `key: value` in its calc::ml:: block (replaced, or added first)."""
+    if re.search(rf"\b{key}: *[^,\n}}]+", text):
+        return re.sub(rf"\b{key}: *[^,\n}}]+", f"{key}: {value}", text, count=1)
+    return re.sub(r"(calc::ml::\w+ \w+\([^)]*\) *\{)", rf"\1\n    {key}: {value},", text,
+                  count=1)
+
+
+def hyper_cases(base: dict[str, str]) -> dict[str, str]:
+    """Each hyperparameter of each algorithm at a value other than its example's, kept only
+    where the reference trains it (checked now, so every committed case is a runnable one;
+    the routed targets must then agree with it)."""
+    out = {}
+    for algo in ALGORITHMS:
+        text = _script_of(base[f"ml/{algo}/defaults.toml"])
+        for key in KEYS[algo]:
+            if key.default in (REQUIRED, ABSENT) or key.name == "budget":
+                continue
+            for value in _other_values(key, text):
+                varied = _with_key(text, key.name, value)
+                if maned.run(source=varied).exit_code != 0:
+                    continue
+                extra = {"targets": ["local"]} if algo in TIER_B else {}
+                out[f"ml/{algo}/{key.name}_{value}.toml"] = case(
+                    f"{algo} with {key.name}: {value}", varied, **extra)
+                break
+    return out
+
+
+def _script_of(toml_text: str) -> str:
+    return tomllib.loads(toml_text)["script"]
+
+
+def _other_values(key, text: str) -> list[str]:
+    """Candidate values unlike the example's (or the default's) for one key."""
+    m = re.search(rf"\b{key.name}: *([^,\n}}]+)", text)
+    current = m.group(1).strip() if m else None
+    if key.is_bool:
+        default = "true" if key.default is True else "false"
+        now = current or default
+        return ["false" if now == "true" else "true"]
+    now = int(current) if current and current.lstrip("-").isdigit() else None
+    picks = [3, 2, 5, 7, 1, 4, 10]
+    lo = key.lo if isinstance(key.lo, int) else 0
+    return [str(v) for v in picks if v != now and v >= lo
+            and (key.hi is None or v <= key.hi)][:4]
+
+
 def main() -> None:
     for sub in ("ops", "envelopes", "ml"):
         shutil.rmtree(CASES / sub, ignore_errors=True)
-    cases = {**generate(), **ml_cases()}
+    ml = ml_cases()
+    cases = {**generate(), **ml, **hyper_cases(ml)}
     for rel, text in cases.items():
         path = Path(CASES / rel)
         path.parent.mkdir(parents=True, exist_ok=True)
