@@ -5,12 +5,13 @@ documented goldens of a case are checked as well. Statuses:
 
     pass           every output equal, slot for slot (or refused with the expected code)
     fail           an output differs (the first differing flow, output and slot, both
-                   values), a golden differs, or the target refused what it should run
+                   values, and the first job, a round of an ML definition, whose outputs
+                   differ), a golden differs, or the target refused what it should run
     not_supported  the target does not advertise an op the case needs (never a pass)
     timeout        the target did not answer a job within its deadline
     error          the target crashed, answered garbage or lied in its status
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import maned
 
@@ -39,7 +40,23 @@ def run_case(case: Case, target) -> Outcome:
                            devices={ROUTE: device} if device is not None else None)
     except Exception as e:  # a bug of ours or of the target: reported, the others go on
         return Outcome(case.id, target.name, "error", f"{type(e).__name__}: {e}")
-    return judge(case, target.name, report)
+    outcome = judge(case, target.name, report)
+    if outcome.status == "fail" and report.verify and report.verify.status == "MISMATCH":
+        first = first_differing_job(case, report)
+        if first:
+            outcome = replace(outcome, detail=f"{outcome.detail} (first differing job: {first})")
+    return outcome
+
+
+def first_differing_job(case: Case, routed: maned.Report) -> str | None:
+    """The first job of the routed run (a round flow `fit#c0#r3`, or a flow) whose outputs
+    differ from the same job in a reference run, by the jobs' output digests."""
+    local = maned.run(source=case.script, base_dir=case.folder, inputs=case.inputs)
+    reference = {j.flow: j.digest for j in local.jobs}
+    for job in sorted(routed.jobs, key=lambda j: j.end):
+        if job.digest is not None and reference.get(job.flow) not in (None, job.digest):
+            return job.flow
+    return None
 
 
 def judge(case: Case, target: str, report: maned.Report) -> Outcome:

@@ -3,10 +3,11 @@ fields that decide it, and a case file that is not a case refused by name."""
 import pytest
 
 import maned
+from gates import launcher
 from maned.pipeline.report import DiagnosticRecord, FlowOutputs, Value
-from maned_conformance.cases import Case, CaseError, load
+from maned_conformance.cases import CASES, Case, CaseError, load
 from maned_conformance.runner import judge, run_case
-from maned_conformance.targets import LocalUnderTest
+from maned_conformance.targets import LocalUnderTest, VmUnderTest
 
 SCRIPT = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n" \
          "calc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"
@@ -71,3 +72,16 @@ def test_a_bad_case_file_is_refused_by_name(tmp_path, text, why):
     with pytest.raises(CaseError) as e:
         load(path, tmp_path)
     assert why in str(e.value) and "bad.toml" in str(e.value)
+
+
+def test_a_differing_round_is_named(tmp_path):
+    """A VM whose first output slot is off by one: the failure names the output, the slot,
+    both values and the first round whose outputs differ."""
+    vm = VmUnderTest([str(launcher(tmp_path, "skewed_vm"))])
+    try:
+        outcome = run_case(load(CASES / "flows/design_6_sweep.toml"), vm)
+    finally:
+        vm.close()
+    assert outcome.status == "fail"
+    assert outcome.detail.startswith("flow 'fit' output 'm")
+    assert outcome.detail.endswith("(first differing job: fit#c0#r0)")

@@ -39,7 +39,7 @@ def run_on(target, job: Job, trace: Trace):
             trace.end(job.name, target.name, "ERUN")
         return None, Diagnostic("ERUN", f"flow '{job.name}': device '{target.name}': internal "
                                 f"error {type(e).__name__}: {e}")
-    trace.end(job.name, target.name, None)
+    trace.end(job.name, target.name, None, outputs)
     return outputs, None
 
 
@@ -132,7 +132,7 @@ class PoolLane:
             outputs, error, code = local_result(job.name, got), None, None
         except TargetFailure as f:
             outputs, error, code = None, f.diagnostic, f.trace_code
-        self.trace.end(job.name, self.target.name, code)
+        self.trace.end(job.name, self.target.name, code, outputs)
         self.report(job, outputs, error)
 
     def close(self) -> None:

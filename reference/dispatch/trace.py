@@ -1,6 +1,8 @@
 """Observability (R32): every job's start and end as they happen. Each event goes to a sink
 (the CLI's `--trace FILE` writes one JSON line per event, flushed at once), each finished
 job to a progress callback, and every job becomes a timing record of the report."""
+import hashlib
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -8,7 +10,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class JobRecord:
-    """One job's timing: seconds since the run began; outcome "ok" or the error code."""
+    """One job's timing: seconds since the run began; outcome "ok" or the error code;
+    digest, for a job that answered, the SHA-256 of its outputs (`outputs_digest`), so two
+    runs can be compared job by job (round by round) without keeping every value."""
 
     flow: str
     target: str
@@ -16,6 +20,14 @@ class JobRecord:
     start: float
     end: float
     outcome: str
+    digest: str | None = None
+
+
+def outputs_digest(outputs: dict) -> str:
+    """SHA-256 of canonical JSON of {name: [shape, values]} (sorted keys, no spaces)."""
+    doc = {name: [list(t.shape), list(t.data)] for name, t in outputs.items()}
+    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":"))
+                          .encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -52,7 +64,9 @@ class Trace:
             self._emit({"event": "start", "flow": flow, "target": target, "pid": pid,
                         "time": now})
 
-    def end(self, flow: str, target: str, error_code: str | None) -> None:
+    def end(self, flow: str, target: str, error_code: str | None,
+            outputs: dict | None = None) -> None:
+        digest = outputs_digest(outputs) if outputs is not None else None
         with self._lock:
             now = self._now()
             record = {"event": "end", "flow": flow}
@@ -61,7 +75,8 @@ class Trace:
             record["time"] = now
             self._emit(record)
             _, pid, began = self._started.pop(flow, (target, None, now))
-            self.jobs.append(JobRecord(flow, target, pid, began, now, error_code or "ok"))
+            self.jobs.append(JobRecord(flow, target, pid, began, now, error_code or "ok",
+                                       digest))
             if self._progress:
                 done = JobDone(len(self.jobs), flow, target, error_code)
                 self._progress = self._guarded(self._progress, done, "the progress callback")
