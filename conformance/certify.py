@@ -21,7 +21,7 @@ from maned.diagnostics.printer import mask, register_secret
 
 from . import report
 from .cases import CaseError, all_cases
-from .protocol import run_protocol
+from .protocol import golden_answered, run_protocol
 from .runner import Outcome, run_case
 from .targets import JOB_DEADLINE_S, WorkerUnderTest
 
@@ -98,7 +98,7 @@ def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool) -> li
     """Every case in order. After a timeout or an error the worker is probed afresh; a worker
     that no longer answers gets every remaining case as `error`, without waiting on it."""
     outcomes: list[Outcome] = []
-    dead = None
+    dead = None  # why the worker is no longer asked
     for case in cases:
         if dead:
             outcomes.append(Outcome(case.id, "hardware", "error", dead))
@@ -108,14 +108,17 @@ def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool) -> li
         if o.status != "pass" and first_failure:
             break
         if o.status in ("timeout", "error") and not _alive(url):
-            dead = f"the worker stopped answering after case {case.id}"
+            dead = f"the worker stopped answering jobs after case {case.id}"
     return outcomes
 
 
 def _alive(url: str) -> bool:
+    """The worker still answers a small job (the protocol golden) within PROBE_DEADLINE_S:
+    a status alone is not enough, since a stuck executor still answers its status."""
+    probe = WorkerUnderTest(url, deadline_s=PROBE_DEADLINE_S)
     try:
-        WorkerUnderTest(url, deadline_s=PROBE_DEADLINE_S).status()
-        return True
+        return golden_answered(probe.host, probe.port, os.environ.get("BARK_USER"),
+                               os.environ.get("BARK_PASS"), PROBE_DEADLINE_S)
     except Exception:
         return False
 

@@ -170,6 +170,8 @@ def generate() -> dict[str, str]:
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TIER_B = ("kmeans", "knn", "naive_bayes", "decision_tree", "isolation_forest")
+SWEEPS = [("xgboost", "eta", "[20, 30]", "m0, l0, m1, l1"),
+          ("hmm", "iters", "[2, 3]", "m0, s0, m1, s1")]
 ALGORITHMS = ["linear_regression", "logistic_regression", "svm", "kmeans", "knn",
               "naive_bayes", "decision_tree", "isolation_forest", "xgboost", "hmm"]
 
@@ -199,6 +201,11 @@ def ml_cases() -> dict[str, str]:
             sweep = re.sub(r"lr: *\d+", "lr: [2, 5, 10]", many)
             sweep = re.sub(r"return model, loss;", "return m0, l0, m1, l1, m2, l2;", sweep)
             out[f"ml/{algo}/sweep.toml"] = case(f"{algo}: a three-value lr sweep", sweep)
+    for algo, key, values, returns in SWEEPS:
+        text = _script_of(out[f"ml/{algo}/defaults.toml"])
+        sweep = re.sub(r"return model, \w+;", f"return {returns};", _with_key(text, key, values))
+        if maned.run(source=sweep).exit_code == 0:
+            out[f"ml/{algo}/sweep.toml"] = case(f"{algo}: a sweep over {key} {values}", sweep)
     return out
 
 

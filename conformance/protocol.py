@@ -217,3 +217,12 @@ def run_protocol(host: str, port: int, user, password, deadline_s: float) -> lis
         except (OSError, http.client.HTTPException, ValueError, KeyError) as e:
             out.append(Outcome(cid, "hardware", "error", f"{type(e).__name__}: {e}"))
     return out
+
+
+def golden_answered(host: str, port: int, user, password, deadline_s: float) -> bool:
+    """Whether the worker answers the golden job with its MNRS within the deadline."""
+    probe = Probe(host, port, user, password, deadline_s)
+    status = parse_status(probe.call("GET", "/api/status", proto=False)[2])
+    _, mnpk, mnrs = _golden(status.ir)
+    code, _, body = probe.call("POST", "/api/execute?mode=sync", mnpk, token=True)
+    return (code, body) == (200, mnrs)

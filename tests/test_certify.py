@@ -66,6 +66,24 @@ def test_every_mutant_fails_certification_naming_a_case(name, creds, tmp_path, c
     assert f"{caught[0]['status']}: {caught[0]['id']}" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("name", ["crash_on_softmax", "stall_on_tanh"])
+def test_a_worker_that_dies_or_sticks_is_reported_not_waited_on(name, creds, tmp_path):
+    """The whole suite, no --first-failure: the case that kills (or jams) the worker is
+    reported, and every case after it is an error naming it, asked no more."""
+    command = [sys.executable, str(MUTANTS / "worker.py"), name]
+    with worker_process("mutant", USER, PASSWORD, command=command) as w:
+        code = certify.main([f"http://{w.host}:{w.port}", "--out", str(tmp_path),
+                             "--case-timeout", "2"])
+    assert code == 1
+    cases = json.loads((tmp_path / "report.json").read_text())["cases"]
+    first = next(i for i, c in enumerate(cases) if c["status"] != "pass")
+    assert cases[first]["status"] == ("error" if name.startswith("crash") else "timeout")
+    after = cases[first + 1:]
+    assert after and all(c["status"] == "error" and c["detail"] ==
+                         f"the worker stopped answering jobs after case {cases[first]['id']}"
+                         for c in after)
+
+
 def test_without_a_worker_it_says_how_to_give_one(monkeypatch, capsys):
     monkeypatch.delenv("BARK_URL", raising=False)
     assert certify.main([]) == 2

@@ -2,6 +2,7 @@
 each. `apply(name)` installs a defect into this process's executor or request pipeline;
 `tests/mutants/worker.py NAME serve ...` runs bark-worker with it. Certification must fail
 every one, and its report must name the case that caught it."""
+import os
 import time
 
 import numpy as np
@@ -115,6 +116,13 @@ def stall_on_tanh():
     _kernel("tanh", tanh)
 
 
+def crash_on_softmax():
+    """The worker process dies on a softmax."""
+    def softmax(q, x, axis=None):
+        os._exit(3)
+    _kernel("softmax", softmax)
+
+
 def concat_swapped():
     """concat puts b before a."""
     real = shape.concat
@@ -134,7 +142,8 @@ def relu_leaky():
 
 MUTANTS = {f.__name__: f for f in (floor_div, saturating_add, trap_min_div, sigmoid_shift,
                                    float_matmul, wrong_axis, transpose_in_place, lying_status,
-                                   stale_answer, stall_on_tanh, concat_swapped, relu_leaky)}
+                                   stale_answer, stall_on_tanh, crash_on_softmax, concat_swapped,
+                                   relu_leaky)}
 
 
 def apply(name: str) -> None:
