@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                  and c.id.startswith(args.cases)]
     except (ValueError, CaseError) as e:
         return _usage(str(e))
+    if not cases:
+        return _usage(f"no case id starts with {args.cases!r}; nothing would be certified")
     try:
         status = worker.status()
     except Exception as e:

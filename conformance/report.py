@@ -4,16 +4,22 @@
 with the same signature computed the same integers everywhere)."""
 import hashlib
 import json
+import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
+
+from maned.diagnostics.printer import mask
 
 from .cases import Case
 from .runner import STATUSES, Outcome
 
 
 def signature(outcomes: list[Outcome]) -> str:
-    doc = [[o.case, o.outputs] for o in sorted(outcomes, key=lambda o: o.case)]
+    """Over the case files only (ids are their paths, DESIGN §8): not the protocol checks."""
+    doc = [[o.case, o.outputs] for o in sorted(outcomes, key=lambda o: o.case)
+           if not o.case.startswith("protocol/")]
     canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -40,6 +46,8 @@ def write(folder: Path, worker: dict, cases: list[Case], outcomes: list[Outcome]
           seconds: float) -> dict:
     """Write the four artefacts; returns the summary counts."""
     folder.mkdir(parents=True, exist_ok=True)
+    # a worker's answer may echo anything, a password included: every detail is masked
+    outcomes = [replace(o, detail=mask(o.detail)) for o in outcomes]
     by_id = {c.id: c for c in cases}
     counts = Counter(o.status for o in outcomes)
     sig = signature(outcomes)
@@ -87,6 +95,14 @@ def _markdown(worker: dict, doc: dict, tables: dict) -> str:
     return "\n".join(lines)
 
 
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml(text: str) -> str:
+    """Text XML 1.0 can hold (its forbidden control characters shown as U+FFFD)."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
 def _junit(worker: dict, outcomes: list[Outcome], seconds: float) -> str:
     counts = Counter(o.status for o in outcomes)
     failures = counts["fail"] + counts["not_supported"]
@@ -95,14 +111,15 @@ def _junit(worker: dict, outcomes: list[Outcome], seconds: float) -> str:
            f'<testsuite name={quoteattr("certify " + worker["alias"])} tests="{len(outcomes)}" '
            f'failures="{failures}" errors="{errors}" time="{seconds:.3f}">']
     for o in outcomes:
-        head = f'  <testcase classname="maned_conformance" name={quoteattr(o.case)}'
+        head = f'  <testcase classname="maned_conformance" name={quoteattr(_xml(o.case))}'
         if o.status == "pass":
             out.append(head + "/>")
         else:
             tag = "failure" if o.status in ("fail", "not_supported") else "error"
             out.append(head + ">")
-            out.append(f"    <{tag} type={quoteattr(o.status)} message={quoteattr(o.detail)}>"
-                       f"{escape(o.detail)}</{tag}>")
+            detail = _xml(o.detail)
+            out.append(f"    <{tag} type={quoteattr(o.status)} message={quoteattr(detail)}>"
+                       f"{escape(detail)}</{tag}>")
             out.append("  </testcase>")
     out.append("</testsuite>")
     return "\n".join(out) + "\n"

@@ -7,7 +7,8 @@ documented goldens of a case are checked as well. Statuses:
     fail           an output differs (the first differing flow, output and slot, both
                    values, and the first job, a round of an ML definition, whose outputs
                    differ), a golden differs, or the target refused what it should run
-    not_supported  the target does not advertise an op the case needs (never a pass)
+    not_supported  the target does not advertise an op the case needs, its ABI cannot encode
+                   one, or its register file is too small for the case (never a pass)
     timeout        the target did not answer a job within its deadline
     error          the target crashed, answered garbage or lied in its status
 """
@@ -67,8 +68,9 @@ def judge(case: Case, target: str, report: maned.Report) -> Outcome:
 
     def outcome(status: str, detail: str = "", outs=None) -> Outcome:
         return Outcome(case.id, target, status, detail, outputs if outs is None else outs)
-    unadvertised = [d for d in errors if d.cause == "UNSUPPORTED_OP" and d.code == "EPLAN"]
-    if unadvertised:  # pre-flight: the worker's status does not list the op
+    unadvertised = [d for d in errors if d.code == "EPLAN"
+                    and d.cause in ("UNSUPPORTED_OP", "rf_slots")]
+    if unadvertised:  # before sending: an op its status (or ABI) lacks, too few registers
         return outcome("not_supported", f"[{unadvertised[0].code}] {unadvertised[0].message}")
     if "UNSUPPORTED_OP" in causes:  # advertised, then refused: the status lied
         return outcome("error", "the worker refused an op its status advertises: "

@@ -1,6 +1,7 @@
 """maned-certify (issue: conformance): a real bark-worker passes and gets the four report
 artefacts; every mutant of tests/mutants fails, and its report names the case that caught
 it; without a worker the command says how to give one."""
+import hashlib
 import json
 import sys
 import xml.etree.ElementTree as ET
@@ -42,6 +43,9 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
     assert ids[11:] == sorted(ids[11:])  # then every case, in id order
     assert {"ops/conv2d/s0_p0.toml", "ops/concat/rank0_refused.toml"} <= set(ids)  # Build 3
     signature = (tmp_path / "a" / "signature.txt").read_text()
+    doc = [[c["id"], c["outputs"]] for c in report["cases"] if not c["id"].startswith("protocol")]
+    assert signature.strip() == hashlib.sha256(json.dumps(
+        sorted(doc), sort_keys=True, separators=(",", ":")).encode()).hexdigest()
     assert signature == (tmp_path / "b" / "signature.txt").read_text()  # same integers
     assert signature.strip() == report["signature"] and len(report["signature"]) == 64
     suite = ET.parse(tmp_path / "a" / "junit.xml").getroot()
@@ -63,6 +67,9 @@ def test_every_mutant_fails_certification_naming_a_case(name, creds, tmp_path, c
     caught = [c for c in report["cases"] if c["status"] != "pass"]
     assert caught and caught[0]["detail"]
     assert f"`{caught[0]['id']}`" in (tmp_path / "summary.md").read_text()
+    suite = ET.parse(tmp_path / "junit.xml").getroot()  # still valid XML with a failure
+    assert int(suite.get("failures")) + int(suite.get("errors")) >= 1
+    assert PASSWORD not in "".join(p.read_text() for p in tmp_path.iterdir())
     assert f"{caught[0]['status']}: {caught[0]['id']}" in capsys.readouterr().out
 
 
@@ -99,3 +106,17 @@ def test_a_worker_that_does_not_answer_is_one_coded_line(creds, capsys):
     assert certify.main([f"http://127.0.0.1:{port}"]) == 1
     err = capsys.readouterr().err
     assert "does not answer its status" in err and err.endswith("[ERUN]\n")
+
+
+def test_an_abi1_worker_is_not_supported_where_it_cannot_be_and_passes_elsewhere(creds,
+                                                                                  tmp_path):
+    """ABI 1 cannot encode reshape/split/batchnorm and has 256 registers: those cases are
+    `not supported` (a failure unless --allow-unsupported), never `fail`."""
+    with worker_process("old", USER, PASSWORD, ("--abi", "1")) as w:
+        url = f"http://{w.host}:{w.port}"
+        assert certify.main([url, "--out", str(tmp_path / "strict")]) == 1
+        assert certify.main([url, "--out", str(tmp_path / "lenient"),
+                             "--allow-unsupported"]) == 0
+    counts = json.loads((tmp_path / "lenient" / "report.json").read_text())["counts"]
+    assert counts["fail"] == counts["error"] == counts["timeout"] == 0
+    assert counts["not_supported"] > 0 and counts["pass"] > 150

@@ -19,11 +19,12 @@ from ..tensor import Tensor
 
 
 class LoweringError(Exception):
-    """A flow that cannot be routed; `message` names the flow."""
+    """A flow that cannot be routed; `message` names the flow; `cause` UNSUPPORTED_OP when
+    the op exists on the wire but not at this ABI."""
 
-    def __init__(self, message: str, limit: bool = False):
+    def __init__(self, message: str, limit: bool = False, cause: str | None = None):
         super().__init__(message)
-        self.message, self.limit = message, limit
+        self.message, self.limit, self.cause = message, limit, cause
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def lower(graph: FlowGraph, abi: int) -> Lowered:
         raise LoweringError(
             f"flow '{f}' compiles to {len(order)} values, but the target register file has "
             f"{slots} slots (ABI v{abi} RF_SLOTS); split the flow or reduce intermediates",
-            limit=True)
+            limit=True, cause="rf_slots")
     for n in hoisted:
         if n.value.rank > 4:  # rank 0 travels as [1]
             raise LoweringError(f"flow '{f}': constant of shape {list(n.value.shape)} cannot "
@@ -109,7 +110,7 @@ def _refuse_node(f: str, n: Node, abi: int) -> None:
                             "routed")
     if abi == 1 and opcode_for(n.op) in ir.V2_ONLY:
         raise LoweringError(f"flow '{f}': op '{n.op}' cannot be encoded in ABI v1; it needs "
-                            "a worker of ABI v2")
+                            "a worker of ABI v2", cause="UNSUPPORTED_OP")
 
 
 def _instr(f: str, n: Node, reg: dict[int, int], abi: int, level: int) -> Instr:

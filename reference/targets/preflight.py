@@ -7,7 +7,8 @@ from ..lowering.compiled import Compiled
 
 
 class PreflightFailure(Exception):
-    """`code`: the CDP code the worker would have answered (None for the register budget)."""
+    """`code`: the CDP code the worker would have answered, or `rf_slots` for a flow over
+    the worker's register file."""
 
     def __init__(self, message: str, code: str | None = None):
         super().__init__(message)
@@ -39,4 +40,4 @@ def preflight(alias: str, status: Status, compiled: Compiled, request_size: int,
                   else "; split the flow or reduce intermediates")
         raise PreflightFailure(f"pre-flight failed: the flow compiles to {values} values, but "
                                f"device '{alias}' has {slots} register slots (ABI "
-                               f"v{status.ir} RF_SLOTS){advice}")
+                               f"v{status.ir} RF_SLOTS){advice}", "rf_slots")

@@ -43,7 +43,10 @@ class RoutedTarget:
         except PreflightFailure as e:
             raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}", cause=e.code)) \
                 from None
-        except (LoweringError, JobError) as e:
+        except LoweringError as e:
+            raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}", cause=e.cause)) \
+                from None
+        except JobError as e:
             raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}")) from None
         except DeviceFailure as e:
             raise _failed(flow, e) from None
