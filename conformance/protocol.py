@@ -8,6 +8,8 @@ import socket
 import time
 
 from bark_vm.wire.constants import ERROR_STATUS, PROTO_HEADER, SYNC_LIMIT, TOKEN_HEADER
+from bark_vm.wire.frames import parse_error_json
+from bark_vm.wire.strict_json import object_field
 from bark_vm.wire.status import parse_status
 from maned.cli.mnpk_gen import DEFAULTS, MUTATIONS, build_fixture, mutate
 from maned.io.cli_values import parse_value
@@ -82,7 +84,7 @@ class Probe:
     def token(self) -> str:
         if self._token is None:
             status, _, body = self.login(self.user, self.password)
-            token = _field(body, "token") if status == 200 else None
+            token = object_field(body, "token") if status == 200 else None
             if not isinstance(token, str):
                 raise Failed(f"login as the certifying user answered HTTP {status} without a "
                              "token")
@@ -95,18 +97,9 @@ class Probe:
                          headers={"Content-Type": "application/json"})
 
 
-def _field(body: bytes, key: str):
-    """A field of a JSON object body; None for anything else."""
-    try:
-        obj = json.loads(body)
-    except ValueError:
-        return None
-    return obj.get(key) if isinstance(obj, dict) else None
-
-
 def _error_of(answer, code: str, what: str) -> None:
     status, _, body = answer
-    got = _field(body, "error")
+    got = (parse_error_json(body) or (None,))[0]
     if (status, got) != (ERROR_STATUS[code], code):
         raise Failed(f"{what}: expected HTTP {ERROR_STATUS[code]} {code}, got HTTP {status} "
                      f"{got or body[:60]!r}")
@@ -153,7 +146,7 @@ def checks(p: Probe):
             _error_of(p.login(LOCKED_NAME, "wrong"), "AUTH_FAILED", "a failed login")
         answer = p.login(LOCKED_NAME, "wrong")
         _error_of(answer, "AUTH_FAILED", "a fourth login")
-        if _field(answer[2], "detail") != "locked":
+        if object_field(answer[2], "detail") != "locked":
             raise Failed("three failed logins did not lock the name")
 
     def golden_sync():
@@ -185,13 +178,13 @@ def checks(p: Probe):
     def async_read_once():
         _, mnpk, mnrs = state["golden"]
         code, _, body = p.call("POST", "/api/execute", mnpk, token=True)
-        job = _field(body, "job")
-        if code != 202 or _field(body, "state") != "queued" or not isinstance(job, int):
+        job = object_field(body, "job")
+        if code != 202 or object_field(body, "state") != "queued" or not isinstance(job, int):
             raise Failed(f"an async submit answered HTTP {code} {body[:60]!r}")
         end = time.monotonic() + POLL_LIMIT_S
         while True:
             code, _, body = p.call("GET", f"/api/job?id={job}", token=True)
-            state_ = _field(body, "state") if code == 200 else None
+            state_ = object_field(body, "state") if code == 200 else None
             if state_ == "done":
                 break
             if state_ not in ("queued", "running") or time.monotonic() > end:

@@ -43,3 +43,12 @@ def loads(raw: bytes | str, object_pairs_hook=None):
         return json.loads(raw, strict=True, object_pairs_hook=object_pairs_hook)
     except (ValueError, RecursionError) as e:
         raise ValueError(f"not JSON: {e}") from None
+
+
+def object_field(raw: bytes | str, key: str):
+    """One field of a peer's JSON object body; None when the body is no JSON object."""
+    try:
+        obj = loads(raw)
+    except ValueError:
+        return None
+    return obj.get(key) if isinstance(obj, dict) else None

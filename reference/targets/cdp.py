@@ -17,17 +17,9 @@ from .target import DeviceFailure
 from .worker_errors import worker_error_text
 
 
-def _json(answer: Answer):
-    try:
-        return strict_json.loads(answer.body)
-    except ValueError:
-        return None
-
-
 def _field(answer: Answer, key: str):
     """A field of a JSON object answer; None when the body is no JSON object."""
-    body = _json(answer)
-    return body.get(key) if isinstance(body, dict) else None
+    return strict_json.object_field(answer.body, key)
 
 
 class CdpDevice:
