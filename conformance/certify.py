@@ -1,15 +1,15 @@
 """maned-certify: the whole conformance suite against one CDP worker (the protocol checks,
 then every case), and its report.
 
-    maned-certify URL [--out DIR] [--allow-unsupported] [--case-timeout SECONDS]
-                  [--first-failure] [--cases PREFIX]
+    maned-certify URL [--out DIR] [--allow-unsupported] [--job-timeout SECONDS]
+                  [--case-timeout SECONDS] [--first-failure] [--cases PREFIX]
 
 URL is http://HOST:PORT (default $BARK_URL); the credentials come from BARK_USER and
 BARK_PASS. Writes DIR (default certify-report/): report.json, summary.md, junit.xml,
 signature.txt. Exit 0 when every case passed (not-supported ones too with
 --allow-unsupported), 1 when any failed, timed out or errored, 2 for a usage error.
-One case never stops the others: each job has a deadline, and a worker found dead after a
-case is reported for every case left, not waited on.
+One case never stops the others: each job has a deadline, each case a total deadline, and
+a worker found dead after a case is reported for every case left, not waited on.
 """
 import argparse
 import os
@@ -23,7 +23,7 @@ from . import report
 from .cases import CaseError, all_cases
 from .protocol import golden_answered, run_protocol
 from .runner import Outcome, run_case
-from .targets import JOB_DEADLINE_S, WorkerUnderTest
+from .targets import CASE_DEADLINE_S, JOB_DEADLINE_S, WorkerUnderTest
 
 PROBE_DEADLINE_S = 5.0
 
@@ -37,8 +37,11 @@ def _parser() -> argparse.ArgumentParser:
                    "certify-report)")
     p.add_argument("--allow-unsupported", action="store_true",
                    help="ops the worker does not advertise do not fail the certification")
-    p.add_argument("--case-timeout", type=float, default=JOB_DEADLINE_S, metavar="SECONDS",
-                   help=f"deadline of each job of a case (default {JOB_DEADLINE_S:g})")
+    p.add_argument("--job-timeout", type=float, default=JOB_DEADLINE_S, metavar="SECONDS",
+                   help=f"deadline of each job (default {JOB_DEADLINE_S:g})")
+    p.add_argument("--case-timeout", type=float, default=CASE_DEADLINE_S, metavar="SECONDS",
+                   help=f"deadline of a whole case, every job of it (default "
+                   f"{CASE_DEADLINE_S:g})")
     p.add_argument("--first-failure", action="store_true",
                    help="stop at the first case that does not pass")
     p.add_argument("--cases", default="", metavar="PREFIX",
@@ -56,11 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.url:
         return _usage("no worker given: set BARK_URL (or pass the URL), e.g. "
                       "BARK_URL=http://127.0.0.1:4780, with BARK_USER and BARK_PASS")
-    if args.case_timeout <= 0:
-        return _usage("--case-timeout must be above 0")
+    for name in ("job_timeout", "case_timeout"):
+        if not getattr(args, name) > 0:
+            return _usage(f"--{name.replace('_', '-')} must be above 0")
     register_secret(os.environ.get("BARK_PASS", ""))
     try:
-        worker = WorkerUnderTest(args.url, deadline_s=args.case_timeout)
+        worker = WorkerUnderTest(args.url, deadline_s=args.job_timeout)
         cases = [c for c in all_cases() if "hardware" in c.targets
                  and c.id.startswith(args.cases)]
     except (ValueError, CaseError) as e:
@@ -75,9 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     t0 = time.monotonic()
     outcomes = run_protocol(worker.host, worker.port, os.environ.get("BARK_USER"),
-                            os.environ.get("BARK_PASS"), args.case_timeout)
+                            os.environ.get("BARK_PASS"), args.job_timeout)
     if not (args.first_failure and any(o.status != "pass" for o in outcomes)):
-        outcomes += certify(worker, args.url, cases, args.first_failure)
+        outcomes += certify(worker, args.url, cases, args.first_failure, args.case_timeout)
     seconds = time.monotonic() - t0
     info = {"alias": status.alias, "url": args.url, "kind": status.kind, "ir": status.ir,
             "rf_slots": status.rf_slots, "ops": list(status.ops)}
@@ -96,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if bad else 0
 
 
-def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool) -> list[Outcome]:
+def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool,
+            case_deadline_s: float = CASE_DEADLINE_S) -> list[Outcome]:
     """Every case in order. After a timeout or an error the worker is probed afresh; a worker
     that no longer answers gets every remaining case as `error`, without waiting on it."""
     outcomes: list[Outcome] = []
@@ -105,7 +110,7 @@ def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool) -> li
         if dead:
             outcomes.append(Outcome(case.id, "hardware", "error", dead))
             continue
-        o = run_case(case, worker)
+        o = run_case(case, worker, case_deadline_s)
         outcomes.append(o)
         if o.status != "pass" and first_failure:
             break

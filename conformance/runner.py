@@ -9,15 +9,17 @@ documented goldens of a case are checked as well. Statuses:
                    differ), a golden differs, or the target refused what it should run
     not_supported  the target does not advertise an op the case needs, its ABI cannot encode
                    one, or its register file is too small for the case (never a pass)
-    timeout        the target did not answer a job within its deadline
+    timeout        the target did not answer a job within its deadline, or the whole case
+                   did not end within the case's deadline
     error          the target crashed, answered garbage or lied in its status
 """
+import threading
 from dataclasses import dataclass, field, replace
 
 import maned
 
 from .cases import Case
-from .targets import ROUTE
+from .targets import CASE_DEADLINE_S, ROUTE
 
 STATUSES = ("pass", "fail", "not_supported", "timeout", "error")
 BROKEN = {"connect_failed", "died", "malformed_response", "too_large"}
@@ -32,8 +34,28 @@ class Outcome:
     outputs: dict = field(default_factory=dict)  # {flow: {output: [values]}}, or refused
 
 
-def run_case(case: Case, target) -> Outcome:
-    """Run and judge; whatever goes wrong is an outcome, never an exception."""
+ABORT_GRACE_S = 5.0  # after an abort, how long the case's run gets to wind down
+
+
+def run_case(case: Case, target, deadline_s: float = CASE_DEADLINE_S) -> Outcome:
+    """Run and judge within `deadline_s` for the whole case (every job and round of it);
+    whatever goes wrong is an outcome, never an exception. On expiry the target is aborted
+    (its device stops; the next case gets a fresh one) and the case is a `timeout`."""
+    box: list[Outcome] = []
+    runner = threading.Thread(target=lambda: box.append(_run(case, target)),
+                              name=f"case {case.id}", daemon=True)
+    runner.start()
+    runner.join(deadline_s)
+    if not box:
+        target.abort()
+        runner.join(ABORT_GRACE_S)
+        return Outcome(case.id, target.name, "timeout", f"the case did not end within its "
+                       f"deadline of {deadline_s:g} s (every job of it together); the target "
+                       "was stopped")
+    return box[0]
+
+
+def _run(case: Case, target) -> Outcome:
     try:
         device = target.device()
         report = maned.run(source=case.script, base_dir=case.folder, inputs=case.inputs,

@@ -1,7 +1,8 @@
 """The three targets a case runs on (DESIGN §8): the reference interpreter, a Bark VM child
 and a network (hardware) worker. A routed target lends one device to every run, so a whole
 certification is one child or one worker; a child that broke is replaced for the next case,
-a worker that stopped answering fails each later case at once (its probe is kept)."""
+a worker that stopped answering fails each later case at once (its probe is kept). Each
+target can be aborted from another thread when a case overruns its deadline."""
 import os
 import sys
 from urllib.parse import urlsplit
@@ -11,6 +12,7 @@ from maned.targets.vm import VmDevice
 
 ROUTE = "vm"  # the alias --require-vm routes every routable flow to
 JOB_DEADLINE_S = 20.0  # per job: a stalled target costs one case this long, not the run
+CASE_DEADLINE_S = 120.0  # per case, every job and round of it together
 
 
 class LocalUnderTest:
@@ -23,6 +25,9 @@ class LocalUnderTest:
 
     def status(self):
         return None
+
+    def abort(self) -> None:
+        pass  # the reference runs in this process and always ends
 
     def close(self) -> None:
         pass
@@ -51,6 +56,11 @@ class VmUnderTest:
     def status(self):
         return self.device().start()
 
+    def abort(self) -> None:
+        """The child is killed; the next `device()` starts a fresh one."""
+        if self._device is not None:
+            self._device.abort()
+
     def close(self) -> None:
         if self._device is not None:
             self._device.close()
@@ -69,14 +79,21 @@ class WorkerUnderTest:
         self.url, self.host, self.port = url, parts.hostname, parts.port or 4780
         user = user if user is not None else os.environ.get("BARK_USER")
         password = password if password is not None else os.environ.get("BARK_PASS")
-        self._device = CdpDevice("hardware", self.host, self.port, user or None,
-                                 password or None, None, deadline_s)
+        self._fresh = lambda: CdpDevice("hardware", self.host, self.port, user or None,
+                                        password or None, None, deadline_s)
+        self._device = self._fresh()
 
     def device(self) -> CdpDevice:
         return self._device
 
     def status(self):
         return self._device.start()
+
+    def abort(self) -> None:
+        """The wait in progress ends (an async job is cancelled); later cases get a fresh
+        device, since an aborted one refuses every request."""
+        aborted, self._device = self._device, self._fresh()
+        aborted.abort()
 
     def close(self) -> None:
         self._device.close()

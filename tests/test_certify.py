@@ -61,7 +61,7 @@ def test_every_mutant_fails_certification_naming_a_case(name, creds, tmp_path, c
     command = [sys.executable, str(MUTANTS / "worker.py"), name]
     with worker_process("mutant", USER, PASSWORD, command=command) as w:
         code = certify.main([f"http://{w.host}:{w.port}", "--out", str(tmp_path),
-                             "--first-failure", "--case-timeout", "3"])
+                             "--first-failure", "--job-timeout", "3"])
     assert code == 1
     report = json.loads((tmp_path / "report.json").read_text())
     caught = [c for c in report["cases"] if c["status"] != "pass"]
@@ -80,7 +80,7 @@ def test_a_worker_that_dies_or_sticks_is_reported_not_waited_on(name, creds, tmp
     command = [sys.executable, str(MUTANTS / "worker.py"), name]
     with worker_process("mutant", USER, PASSWORD, command=command) as w:
         code = certify.main([f"http://{w.host}:{w.port}", "--out", str(tmp_path),
-                             "--case-timeout", "2"])
+                             "--job-timeout", "2"])
     assert code == 1
     cases = json.loads((tmp_path / "report.json").read_text())["cases"]
     first = next(i for i, c in enumerate(cases) if c["status"] != "pass")

@@ -1,13 +1,16 @@
 """The conformance runner's judgement (conformance/runner.py): each status from the report
 fields that decide it, and a case file that is not a case refused by name."""
+import sys
+
 import pytest
 
 import maned
-from gates import launcher
+from bark_vm.container import worker_process
+from gates import FAKES, Gate, launcher
 from maned.pipeline.report import DiagnosticRecord, FlowOutputs, Value
 from maned_conformance.cases import CASES, Case, CaseError, load
 from maned_conformance.runner import judge, run_case
-from maned_conformance.targets import LocalUnderTest, VmUnderTest
+from maned_conformance.targets import LocalUnderTest, VmUnderTest, WorkerUnderTest
 
 SCRIPT = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n" \
          "calc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"
@@ -85,3 +88,41 @@ def test_a_differing_round_is_named(tmp_path):
     assert outcome.status == "fail"
     assert outcome.detail.startswith("flow 'fit' output 'm")
     assert outcome.detail.endswith("(first differing job: fit#c0#r0)")
+
+
+def _overrun_then_pass(target, gate: Gate):
+    """A case held past its (short) case deadline, far inside its job deadline, is a
+    timeout; once the hold is gone, the same case on the same target passes (the aborted
+    device was replaced)."""
+    case = load(CASES / "flows/design_6_sweep.toml")  # many jobs: the deadline spans them
+    held = run_case(case, target, deadline_s=0.5)
+    assert held.status == "timeout"
+    assert held.detail.startswith("the case did not end within its deadline of 0.5 s")
+    gate.open()
+    again = run_case(case, target)
+    assert (again.status, again.detail) == ("pass", "")
+
+
+def test_a_case_overrunning_its_deadline_on_a_vm_is_a_timeout(tmp_path, monkeypatch):
+    gate = Gate(tmp_path / "hold").close()
+    monkeypatch.setenv("MANED_TEST_HOLD", str(gate.path))
+    vm = VmUnderTest([str(launcher(tmp_path, "gated_vm"))], deadline_s=600)
+    try:
+        vm.status()  # the child is up before the clock of the case starts
+        _overrun_then_pass(vm, gate)
+    finally:
+        gate.open()
+        vm.close()
+
+
+def test_a_case_overrunning_its_deadline_on_a_worker_is_a_timeout(tmp_path):
+    gate = Gate(tmp_path / "hold").close()
+    command = [sys.executable, str(FAKES / "gated_worker.py"), str(gate.path)]
+    with worker_process("bob", "test", "pw-case-deadline", command=command) as w:
+        hw = WorkerUnderTest(f"http://{w.host}:{w.port}", "test", "pw-case-deadline",
+                             deadline_s=600)
+        try:
+            _overrun_then_pass(hw, gate)
+        finally:
+            gate.open()
+            hw.close()
