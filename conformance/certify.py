@@ -71,13 +71,20 @@ def main(argv: list[str] | None = None) -> int:
         return _usage(str(e))
     if not cases:
         return _usage(f"no case id starts with {args.cases!r}; nothing would be certified")
+    t0 = time.monotonic()
     try:
         status = worker.status()
-    except Exception as e:
-        sys.stderr.write(mask(f"maned-certify: {args.url} does not answer its status: "
-                              f"{getattr(e, 'message', e)} [ERUN]") + "\n")
+    except Exception as e:  # still a report: every case an error saying why
+        why = f"{args.url} does not answer its status: {getattr(e, 'message', e)}"
+        sys.stderr.write(mask(f"maned-certify: {why} [ERUN]") + "\n")
+        info = {"alias": None, "url": args.url, "kind": None, "ir": None, "rf_slots": None,
+                "ops": []}
+        outcomes = [Outcome("protocol/status", "hardware", "error", why)] + [
+            Outcome(c.id, "hardware", "error", "not run: the worker does not answer its "
+                    "status") for c in cases]
+        report.write(Path(args.out), info, cases, outcomes, time.monotonic() - t0)
+        worker.close()
         return 1
-    t0 = time.monotonic()
     outcomes = run_protocol(worker.host, worker.port, os.environ.get("BARK_USER"),
                             os.environ.get("BARK_PASS"), args.job_timeout)
     if not (args.first_failure and any(o.status != "pass" for o in outcomes)):

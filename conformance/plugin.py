@@ -4,6 +4,9 @@ unless a test asks for `local`, `vm` (and `vm_abi1`, the same worker at ABI 1) o
 `hardware`.
 
     --bark-vm CMD      the stdio worker for the `vm` target (default: this install's bark-vm)
+    --bark-vm-abi1 CMD the stdio worker for `vm_abi1` (default: this install's bark-vm at
+                       `--abi 1`; with --bark-vm alone, the `vm_abi1` cases are skipped,
+                       since another worker's command line cannot be assumed to take --abi)
     --bark-url URL     the CDP worker for the `hardware` target (BARK_USER / BARK_PASS from
                        the environment); default: a worker container through the docker SDK,
                        or a bark-worker process where Docker is absent (a failure with
@@ -24,6 +27,9 @@ def pytest_addoption(parser):
     group = parser.getgroup("maned-conformance")
     group.addoption("--bark-vm", default=None, metavar="CMD",
                     help="the stdio Bark worker command of the conformance `vm` target")
+    group.addoption("--bark-vm-abi1", default=None, metavar="CMD",
+                    help="the stdio Bark worker command of the conformance `vm_abi1` target "
+                    "(a worker at ABI 1)")
     group.addoption("--bark-url", default=os.environ.get("BARK_URL"), metavar="URL",
                     help="the CDP worker of the conformance `hardware` target (default "
                     "$BARK_URL, else a worker container)")
@@ -44,9 +50,20 @@ def vm(request):
 
 @pytest.fixture(scope="session")
 def vm_abi1(request):
-    """The `vm` target's worker at ABI 1 (256 slots, every non-zero constant hoisted)."""
-    command = request.config.getoption("--bark-vm")
-    target = VmUnderTest((shlex.split(command) if command else None) or None, abi=1)
+    """A worker at ABI 1 (256 slots, every non-zero constant hoisted): --bark-vm-abi1, or
+    this install's bark-vm at `--abi 1` unless --bark-vm named another worker."""
+    command = request.config.getoption("--bark-vm-abi1")
+    if command:
+        target = VmUnderTest(shlex.split(command))
+    elif request.config.getoption("--bark-vm"):
+        pytest.skip("--bark-vm names another worker and no --bark-vm-abi1 was given: no "
+                    "ABI-1 stdio worker to run these cases on")
+    else:
+        target = VmUnderTest(abi=1)
+    abi = target.status().ir
+    if abi != 1:
+        target.close()
+        pytest.fail(f"the vm_abi1 worker {command!r} says ABI {abi}, not 1")
     yield target
     target.close()
 

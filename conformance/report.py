@@ -68,8 +68,10 @@ def write(folder: Path, worker: dict, cases: list[Case], outcomes: list[Outcome]
 
 def _markdown(worker: dict, doc: dict, tables: dict) -> str:
     c = doc["counts"]
-    lines = [f"# Certification of {worker['alias']} ({worker['url']})", "",
-             f"ABI v{worker['ir']}, {len(worker['ops'])} ops advertised. "
+    about = (f"ABI v{worker['ir']}, {len(worker['ops'])} ops advertised" if worker["ir"]
+             else "No status: the worker did not answer `GET /api/status`")
+    lines = [f"# Certification of {worker['alias'] or 'a worker'} ({worker['url']})", "",
+             f"{about}. "
              f"{len(doc['cases'])} cases in {doc['seconds']} s: " +
              ", ".join(f"{c[s]} {s.replace('_', ' ')}" for s in STATUSES) + ".", "",
              f"Signature: `{doc['signature']}`", ""]
@@ -108,7 +110,7 @@ def _junit(worker: dict, outcomes: list[Outcome], seconds: float) -> str:
     failures = counts["fail"] + counts["not_supported"]
     errors = counts["timeout"] + counts["error"]
     out = ['<?xml version="1.0" encoding="utf-8"?>',
-           f'<testsuite name={quoteattr("certify " + worker["alias"])} tests="{len(outcomes)}" '
+           f'<testsuite name={quoteattr("certify " + (worker["alias"] or worker["url"]))} tests="{len(outcomes)}" '
            f'failures="{failures}" errors="{errors}" time="{seconds:.3f}">']
     for o in outcomes:
         head = f'  <testcase classname="maned_conformance" name={quoteattr(_xml(o.case))}'

@@ -98,14 +98,22 @@ def test_without_a_worker_it_says_how_to_give_one(monkeypatch, capsys):
     assert "set BARK_URL" in err and err.endswith("[EUSAGE]\n")
 
 
-def test_a_worker_that_does_not_answer_is_one_coded_line(creds, capsys):
+def test_a_worker_that_does_not_answer_is_one_coded_line_and_a_report(creds, capsys,
+                                                                       tmp_path):
     import socket
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens there once closed
-    assert certify.main([f"http://127.0.0.1:{port}"]) == 1
+    assert certify.main([f"http://127.0.0.1:{port}", "--out", str(tmp_path),
+                         "--cases", "ops/add/"]) == 1
     err = capsys.readouterr().err
     assert "does not answer its status" in err and err.endswith("[ERUN]\n")
+    report = json.loads((tmp_path / "report.json").read_text())
+    statuses = {c["id"]: c["status"] for c in report["cases"]}
+    assert statuses.pop("protocol/status") == "error" and statuses
+    assert set(statuses.values()) == {"error"} and all(i.startswith("ops/add/") for i in statuses)
+    assert "did not answer `GET /api/status`" in (tmp_path / "summary.md").read_text()
+    ET.parse(tmp_path / "junit.xml")
 
 
 def test_an_abi1_worker_is_not_supported_where_it_cannot_be_and_passes_elsewhere(creds,
