@@ -118,10 +118,12 @@ def generate() -> dict[str, str]:
         "scalar_mul with the scalar on either side", HEAD[0] + flow(
             "a, s", "a s scalar_mul r = s a scalar_mul q =", "r, q"),
         {"a": tensor((2, 2), values(rng, 4)), "s": "-3"})
-    for axis in (0, 1):
+    for axis, other in ((0, (1, 2)), (1, (2, 3))):
         out[f"ops/concat/axis_{axis}.toml"] = case(
-            f"concat along axis {axis}", HEAD[0] + flow("a, b", f"a b {{axis: {axis}}} concat r ="),
-            {"a": tensor((2, 2), values(rng, 4)), "b": tensor((2, 2), values(rng, 4))})
+            f"concat of [2,2] and {list(other)} along axis {axis} (a first, then b)",
+            HEAD[0] + flow("a, b", f"a b {{axis: {axis}}} concat r ="),
+            {"a": tensor((2, 2), values(rng, 4)),
+             "b": tensor(other, values(rng, other[0] * other[1], EDGES[::-1]))})
     for shape in ["{rows: 3, cols: 2}", "{shape: [6]}", "{shape: [1, 2, 3]}"]:
         name = shape.strip("{}").replace(":", "").replace(" ", "").replace(",", "_")
         out[f"ops/reshape/{name.replace('[', '').replace(']', '')}.toml"] = case(
@@ -132,7 +134,9 @@ def generate() -> dict[str, str]:
             f"split axis {axis} into {sections}, section {index}", HEAD[0] + flow(
                 "a", f"a {{axis: {axis}, sections: {sections}, index: {index}}} split r ="),
             {"a": tensor((2, 6), values(rng, 12))})
-    for stride, padding in [(None, None), (1, 0), (2, 1), (0, 0), (3, 2), (1, 255)]:
+    sample = (rng.randint(64, 254), rng.randint(1, 254))  # seeded, between the boundaries
+    for stride, padding in [(None, None), (1, 0), (2, 1), (0, 0), (3, 2), (1, 255), (255, 0),
+                            (255, 255), sample]:
         p = ", ".join(f"{k}: {v}" for k, v in (("stride", stride), ("padding", padding))
                       if v is not None)
         out[f"ops/conv2d/s{stride}_p{padding}.toml"] = case(
@@ -141,6 +145,21 @@ def generate() -> dict[str, str]:
             HEAD[0] + flow("x, k", f"x k {{{p}}} conv2d r =" if p else "x k conv2d r ="),
             {"x": tensor((4, 5), [rng.randint(-50, 50) for _ in range(20)]),
              "k": tensor((2, 2), [1, -2, 3, -4])})
+    for key in ("stride", "padding"):
+        out[f"ops/conv2d/{key}_negative_refused.toml"] = case(
+            f"conv2d with a negative {key} is refused on every target, in the same words",
+            HEAD[0] + flow("x, k", f"x k {{{key}: -1}} conv2d r ="),
+            {"x": tensor((4, 5), list(range(20))), "k": tensor((2, 2), [1, 0, 0, 1])},
+            refused="ERUN")
+        out[f"ops/conv2d/{key}_256_not_routable.toml"] = case(
+            f"conv2d {key} 256 does not fit the wire's byte: refused before sending",
+            HEAD[0] + flow("x, k", f"x k {{{key}: 256}} conv2d r ="),
+            {"x": tensor((4, 5), list(range(20))), "k": tensor((2, 2), [1, 0, 0, 1])},
+            refused="EPLAN", targets=["vm", "hardware"])
+    out["ops/conv2d/edges.toml"] = case(
+        "conv2d over int32 edge values with an edge-valued kernel (wraps)",
+        HEAD[0] + flow("x, k", "x k {stride: 1, padding: 1} conv2d r ="),
+        {"x": tensor((3, 4), values(rng, 12)), "k": tensor((2, 2), [MAX, MIN, -1, 2])})
     out["ops/conv2d/channels.toml"] = case(
         "conv2d with 2 input and 2 output channels",
         HEAD[0] + flow("x, k", "x k {stride: 1, padding: 1} conv2d r ="),
@@ -152,6 +171,46 @@ def generate() -> dict[str, str]:
             out[f"ops/{op}/k{k}_s{s}.toml"] = case(
                 f"{op} {p}", HEAD[0] + flow("x", f"x {{{p}}} {op} r ="),
                 {"x": tensor((2, 4, 4), values(rng, 32))})
+    for op in ("maxpool2d", "avgpool2d"):
+        big = [rng.randint(-9, 9) for _ in range(255 * 255)]  # async: over the sync limit
+        out[f"ops/{op}/k255.toml"] = case(
+            f"{op} kernel_size 255 (the wire's largest) over [255,255]: one window",
+            HEAD[0] + flow("x", f"x {{kernel_size: 255}} {op} r ="),
+            {"x": tensor((255, 255), big)})
+        out[f"ops/{op}/s255.toml"] = case(
+            f"{op} kernel_size 2, stride 255 (the wire's largest)",
+            HEAD[0] + flow("x", f"x {{kernel_size: 2, stride: 255}} {op} r ="),
+            {"x": tensor((3, 4), values(rng, 12))})
+        for p, why in [("kernel_size: 0", "a kernel of 0"), ("kernel_size: 2, stride: 0",
+                                                              "an explicit stride 0"),
+                       ("kernel_size: 5", "a window larger than the input")]:
+            name = p.replace("kernel_size: ", "k").replace(", stride: ", "_s")
+            out[f"ops/{op}/{name}_refused.toml"] = case(
+                f"{op} with {why} is refused on every target", HEAD[0] + flow(
+                    "x", f"x {{{p}}} {op} r ="), {"x": tensor((4, 4), values(rng, 16))},
+                refused="ERUN")
+        out[f"ops/{op}/no_kernel_refused.toml"] = case(
+            f"{op} without kernel_size is refused on every target", HEAD[0] + flow(
+                "x", f"x {op} r ="), {"x": tensor((4, 4), values(rng, 16))}, refused="ERUN")
+        for p in ("kernel_size: 256", "kernel_size: 2, stride: 256"):
+            name = p.replace("kernel_size: ", "k").replace(", stride: ", "_s")
+            out[f"ops/{op}/{name}_not_routable.toml"] = case(
+                f"{op} {{{p}}} does not fit the wire's byte: refused before sending",
+                HEAD[0] + flow("x", f"x {{{p}}} {op} r ="), {"x": tensor((4, 4), values(rng, 16))},
+                refused="EPLAN", targets=["vm", "hardware"])
+    for op in ("sigmoid", "tanh", "layernorm"):
+        out[f"ops/{op}/edges.toml"] = case(
+            f"{op} over the int32 edge values", (HEAD[2] if op != "layernorm" else HEAD[0])
+            + flow("a", f"a {op} r ="), {"a": tensor((len(EDGES),), EDGES)})
+    out["ops/batchnorm/edges.toml"] = case(
+        "batchnorm with x at the int32 edge values", HEAD[2] + flow(
+            "x, m, v, g, b", "x m v g b batchnorm r ="),
+        {"x": tensor((len(EDGES),), EDGES), "m": "1:-7", "v": "1:2147483647", "g": f"1:{MIN}",
+         "b": f"1:{MAX}"})
+    chain = " ".join(f"v{i} a add v{i + 1} =" for i in range(254))
+    out["envelopes/slots_256.toml"] = case(
+        "a flow of exactly 256 values: it fills an ABI-1 register file to the last slot",
+        HEAD[0] + flow("a", f"a a add v0 = {chain}", "v254"), {"a": "2:1,-1"})
     out["ops/batchnorm/broadcast.toml"] = case(
         "batchnorm with [1] statistics broadcast over x (R31)", HEAD[2] + flow(
             "x, m, v, g, b", "x m v g b batchnorm r ="),
@@ -193,6 +252,20 @@ def ml_cases() -> dict[str, str]:
                 text, targets=["local"])
             continue
         out[f"ml/{algo}/defaults.toml"] = case(f"{algo} as its example trains it", text)
+        if algo in ("xgboost", "hmm"):  # the smallest budget it trains with, and one below
+            for low, small in zip((32, 64, 128), (64, 128, 256)):
+                run = maned.run(source=_with_key(text, "budget", str(small)))
+                if run.exit_code == 0:
+                    out[f"ml/{algo}/budget_{small}.toml"] = case(
+                        f"{algo} with budget: {small}, which forces "
+                        f"{sum('#r' in j.flow for j in run.jobs)} rounds",
+                        _with_key(text, "budget", str(small)))
+                    refused = maned.run(source=_with_key(text, "budget", str(low)))
+                    out[f"ml/{algo}/budget_{low}_refused.toml"] = case(
+                        f"{algo} with budget: {low}, too small for one step, is refused on "
+                        "every target", _with_key(text, "budget", str(low)),
+                        refused=refused.diagnostics[0].code)
+                    break
         if algo in ("linear_regression", "logistic_regression", "svm"):
             many = re.sub(r"iters: *\d+", "iters: 120", text).replace(
                 "features: 2", "features: 2, budget: 64")

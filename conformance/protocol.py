@@ -1,8 +1,10 @@
 """Protocol conformance of a CDP worker (spec/wire.md §3, wire-golden §6): raw HTTP, no client
 of ours in between. Each check is `protocol/<name>` in the report: the status's fields and
 types, every refusal code for its trigger, auth and lock-out, the payload limits, the sync
-golden and its mnpk-gen mutations byte for byte, and the async lifecycle with read-once
-results. A check passes or fails with what the worker answered."""
+golden and its mnpk-gen mutations byte for byte, EXEC_FAILED for an int8 output that does
+not fit, and the async lifecycle: read-once results, a finished job that cannot be
+cancelled (409, DESIGN R43), every free slot filled and then BUSY, NOT_READY when a result
+is asked before its job is done. A check passes or fails with what the worker answered."""
 import json
 import socket
 import time
@@ -13,6 +15,8 @@ from bark_vm.wire.strict_json import object_field
 from bark_vm.wire.status import parse_status
 from maned.cli.mnpk_gen import DEFAULTS, MUTATIONS, build_fixture, mutate
 from maned.io.cli_values import parse_value
+from maned.lowering.envelopes import encode_job
+from maned.lowering.lower import lower
 from maned.pipeline.compile import compile_script
 from maned.targets.http_exchange import Exchange, ExchangeFailure
 from maned.targets.limits import CONNECT_TIMEOUT_S, MAX_HEAD_BYTES
@@ -28,10 +32,18 @@ calc::lambda_flow layer(x, w, bias) {
     shifted relu result =
 } return result;
 """
+OVERFLOW_SCRIPT = """mnd::quantmax=100;
+mnd::quantmin=-100;
+mnd::quantres=0;
+calc::lambda_flow grow(x) {
+    x x add y =
+} return y;
+"""  # an int8 envelope (spec/wire.md §4): 100 + 100 does not fit, so EXEC_FAILED
 MUTATION_CODES = {"bad_magic": "BAD_ENVELOPE", "bad_truncated": "BAD_ENVELOPE",
                   "bad_shape": "SHAPE_MISMATCH", "unsupported_op": "UNSUPPORTED_OP"}
 LOCKED_NAME = "maned-certify-lockout-probe"  # a name of its own: the real user stays usable
 POLL_LIMIT_S = 60.0
+MAX_SLOTS_CHECKED = 64  # a worker with more job slots than this is not filled to BUSY
 
 
 class Failed(Exception):
@@ -113,6 +125,51 @@ def _golden(abi: int):
     return lowered, mnpk, mnrs
 
 
+def _overflow(abi: int) -> bytes:
+    """An int8 request whose only output (200) does not fit its envelope."""
+    checked = compile_script(OVERFLOW_SCRIPT)
+    return encode_job(lower(checked.graphs["grow"], abi), [parse_value("100")],
+                      checked.program.quant)
+
+
+def _submit(p: Probe, mnpk: bytes) -> int:
+    code, _, body = p.call("POST", "/api/execute", mnpk, token=True)
+    job = object_field(body, "job")
+    if code != 202 or object_field(body, "state") != "queued" or not isinstance(job, int):
+        raise Failed(f"an async submit answered HTTP {code} {body[:60]!r}")
+    return job
+
+
+def _wait_done(p: Probe, job: int) -> None:
+    end = time.monotonic() + POLL_LIMIT_S
+    while True:
+        code, _, body = p.call("GET", f"/api/job?id={job}", token=True)
+        state = object_field(body, "state") if code == 200 else None
+        if state == "done":
+            return
+        if state not in ("queued", "running") or time.monotonic() > end:
+            raise Failed(f"job {job} went to HTTP {code} {body[:60]!r}")
+        time.sleep(0.05)
+
+
+def _read(p: Probe, job: int, mnrs: bytes) -> None:
+    code, _, body = p.call("GET", f"/api/result?id={job}", token=True)
+    if (code, body) != (200, mnrs):
+        raise Failed(f"the result of job {job} answered HTTP {code}, not the golden MNRS")
+
+
+def _drain(p: Probe, jobs: list[int], mnrs: bytes, strict: bool) -> None:
+    """Wait for each job and read its result, freeing its slot; best effort when a check
+    has already failed (its own failure is the one reported)."""
+    for job in jobs:
+        try:
+            _wait_done(p, job)
+            _read(p, job, mnrs)
+        except (Failed, ExchangeFailure, socket.timeout):
+            if strict:
+                raise
+
+
 def checks(p: Probe):
     """(name, check) in report order; a check raises Failed or returns a detail."""
     state = {}
@@ -177,24 +234,51 @@ def checks(p: Probe):
 
     def async_read_once():
         _, mnpk, mnrs = state["golden"]
-        code, _, body = p.call("POST", "/api/execute", mnpk, token=True)
-        job = object_field(body, "job")
-        if code != 202 or object_field(body, "state") != "queued" or not isinstance(job, int):
-            raise Failed(f"an async submit answered HTTP {code} {body[:60]!r}")
-        end = time.monotonic() + POLL_LIMIT_S
-        while True:
-            code, _, body = p.call("GET", f"/api/job?id={job}", token=True)
-            state_ = object_field(body, "state") if code == 200 else None
-            if state_ == "done":
-                break
-            if state_ not in ("queued", "running") or time.monotonic() > end:
-                raise Failed(f"job {job} went to HTTP {code} {body[:60]!r}")
-            time.sleep(0.05)
-        code, _, body = p.call("GET", f"/api/result?id={job}", token=True)
-        if (code, body) != (200, mnrs):
-            raise Failed(f"the async result answered HTTP {code}, not the golden MNRS")
+        job = _submit(p, mnpk)
+        _wait_done(p, job)
+        _error_of(p.call("DELETE", f"/api/job?id={job}", token=True), "NOT_READY",
+                  "cancelling a finished job (DESIGN R43: 409)")
+        _read(p, job, mnrs)
         _error_of(p.call("GET", f"/api/result?id={job}", token=True), "NO_SUCH_JOB",
                   "a second read of a result")
+
+    def exec_failed():
+        _error_of(p.call("POST", "/api/execute?mode=sync", _overflow(state["status"].ir),
+                         token=True, headers={"Content-Type": "application/x-maned-mnpk"}),
+                  "EXEC_FAILED", "an int8 job whose output (200) does not fit int8")
+
+    def busy_and_not_ready():
+        """Every free slot filled with async jobs (each holds its slot until read), the
+        last one's result asked at once, then one job too many."""
+        _, mnpk, mnrs = state["golden"]
+        code, _, body = p.call("GET", "/api/status", proto=False)
+        now = parse_status(body)
+        free = now.jobs_capacity - now.jobs_running
+        if now.jobs_capacity > MAX_SLOTS_CHECKED or free < 1:
+            raise Failed(f"{now.jobs_capacity} job slots, {now.jobs_running} occupied: BUSY "
+                         f"is checked on a worker with 1..{MAX_SLOTS_CHECKED} free slots")
+        jobs: list[int] = []
+        try:
+            for _ in range(free):
+                jobs.append(_submit(p, mnpk))
+            code, _, body = p.call("GET", f"/api/result?id={jobs[-1]}", token=True)
+            if code == 200 and body == mnrs:  # already done, and read: its slot refilled
+                jobs[-1] = _submit(p, mnpk)
+                early = "the last job was done before its result was asked"
+            else:
+                _error_of((code, "", body), "NOT_READY", "the result of a job not yet done")
+                early = "NOT_READY seen for a job not yet done"
+            extra = p.call("POST", "/api/execute", mnpk, token=True)
+            if extra[0] == 202 and isinstance(object_field(extra[2], "job"), int):
+                jobs.append(object_field(extra[2], "job"))  # accepted: read it back too
+            _error_of(extra, "BUSY", f"an async submit with all {now.jobs_capacity} slots "
+                      "occupied")
+        except BaseException:
+            _drain(p, jobs, mnrs, strict=False)
+            raise
+        _drain(p, jobs, mnrs, strict=True)
+        _drain(p, [_submit(p, mnpk)], mnrs, strict=True)  # the slots are free again
+        return f"{free} slots filled, then BUSY; {early}"
 
     def unknown_job():
         _error_of(p.call("GET", "/api/job?id=987654321", token=True), "NO_SUCH_JOB",
@@ -204,7 +288,8 @@ def checks(p: Probe):
             ("auth_required", auth_required), ("auth_failed", auth_failed),
             ("lockout", lockout), ("golden_sync", golden_sync), ("mutations", mutations),
             ("too_large", too_large), ("too_large_for_sync", too_large_for_sync),
-            ("async_read_once", async_read_once), ("unknown_job", unknown_job)]
+            ("async_read_once", async_read_once), ("unknown_job", unknown_job),
+            ("exec_failed", exec_failed), ("busy_and_not_ready", busy_and_not_ready)]
 
 
 def run_protocol(host: str, port: int, user, password, deadline_s: float) -> list[Outcome]:

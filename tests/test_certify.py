@@ -14,7 +14,7 @@ from maned_conformance import certify
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 sys.path.insert(0, str(MUTANTS))
-from mutants import MUTANTS as BROKEN  # noqa: E402
+from mutants import AIMED_AT, MUTANTS as BROKEN  # noqa: E402
 
 USER, PASSWORD = "certify", "pw-certify-5b1e-never-printed"
 
@@ -39,8 +39,8 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
     assert report["worker"]["alias"] == "bob" and report["worker"]["ir"] == 2
     ids = [c["id"] for c in report["cases"]]
     protocol = [i for i in ids if i.startswith("protocol/")]
-    assert protocol == ids[:11] and "protocol/golden_sync" in protocol  # checks first
-    assert ids[11:] == sorted(ids[11:])  # then every case, in id order
+    assert protocol == ids[:13] and "protocol/golden_sync" in protocol  # checks first
+    assert ids[13:] == sorted(ids[13:])  # then every case, in id order
     assert {"ops/conv2d/s0_p0.toml", "ops/concat/rank0_refused.toml"} <= set(ids)  # Build 3
     signature = (tmp_path / "a" / "signature.txt").read_text()
     doc = [[c["id"], c["outputs"]] for c in report["cases"] if not c["id"].startswith("protocol")]
@@ -53,7 +53,7 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
     summary = (tmp_path / "a" / "summary.md").read_text()
     assert "## Per op" in summary and "## Per algorithm" in summary
     assert "| `matmul` |" in summary and "| `linear_regression` |" in summary
-    assert "Protocol: 11 of 11 checks passed" in summary
+    assert "Protocol: 13 of 13 checks passed" in summary
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))
@@ -71,6 +71,26 @@ def test_every_mutant_fails_certification_naming_a_case(name, creds, tmp_path, c
     assert int(suite.get("failures")) + int(suite.get("errors")) >= 1
     assert PASSWORD not in "".join(p.read_text() for p in tmp_path.iterdir())
     assert f"{caught[0]['status']}: {caught[0]['id']}" in capsys.readouterr().out
+
+
+def test_every_mutant_has_cases_aimed_at_its_defect():
+    assert set(AIMED_AT) == set(BROKEN)
+
+
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_the_cases_aimed_at_a_mutant_catch_it(name, creds, tmp_path):
+    """Certifying only the cases of the broken op (or the protocol checks, for a protocol
+    defect) fails, and one of those names the defect: the catch is not an accident of
+    which case happens to come first."""
+    aim = AIMED_AT[name]
+    command = [sys.executable, str(MUTANTS / "worker.py"), name]
+    with worker_process("mutant", USER, PASSWORD, command=command) as w:
+        code = certify.main([f"http://{w.host}:{w.port}", "--out", str(tmp_path),
+                             "--job-timeout", "3", "--cases",
+                             "ops/relu/" if aim.startswith("protocol/") else aim])
+    assert code == 1
+    cases = json.loads((tmp_path / "report.json").read_text())["cases"]
+    assert any(c["id"].startswith(aim) and c["status"] != "pass" for c in cases)
 
 
 @pytest.mark.parametrize("name", ["crash_on_softmax", "stall_on_tanh"])

@@ -126,3 +126,30 @@ def test_a_case_overrunning_its_deadline_on_a_worker_is_a_timeout(tmp_path):
         finally:
             gate.open()
             hw.close()
+
+
+def test_the_slot_boundary_case_is_the_boundary():
+    """envelopes/slots_256 fills an ABI-1 register file exactly: it passes at ABI 1, and the
+    same flow with one more value is refused there before sending (not supported)."""
+    from dataclasses import replace
+
+    from maned.lowering.compiled import Compiler
+    from maned.lowering.lower import LoweringError
+    from maned.pipeline.compile import compile_script
+
+    case = load(CASES / "envelopes/slots_256.toml")
+    graph = compile_script(case.script).graphs["f"]
+    assert len(Compiler().lowered(graph, 1)[0].graph.nodes) == 256
+    longer = replace(case, script=case.script.replace("} return v254;",
+                                                      "    v254 a add v255 =\n} return v255;"))
+    more = compile_script(longer.script).graphs["f"]
+    assert len(Compiler().lowered(more, 2)[0].graph.nodes) == 257
+    with pytest.raises(LoweringError, match="257 values, but the target register file has 256"):
+        Compiler().lowered(more, 1)
+    vm = VmUnderTest(abi=1)
+    try:
+        assert run_case(case, vm).status == "pass"
+        over = run_case(longer, vm)
+    finally:
+        vm.close()
+    assert over.status == "not_supported" and "256 slots" in over.detail

@@ -9,6 +9,7 @@ from bark_vm.wire.ir import compute_mnemonics
 from ..graph.model import FlowGraph
 from ..interp.evaluate import describe
 from ..ops.broadcast import check_axis
+from ..ops.nn import conv_params, pool_params
 from ..ops.registry import BY_NAME, OpError
 from ..tensor import Tensor
 from . import lower as lowering
@@ -18,7 +19,7 @@ from .shapes import rank0_values
 
 @dataclass(frozen=True)
 class Compiled:
-    lowered: Lowered
+    lowered: Lowered | None     # None when refused: nothing is lowered or sent
     mnemonics: tuple[str, ...]  # the compute ops of the module, for pre-flight
     rank0: tuple[bool, ...]     # per returned name: rank-0 locally (a `[1]` comes back as one)
     refusal: str | None = None  # what the local interpreter refuses that a worker would run
@@ -53,10 +54,12 @@ class Compiler:
         return low, mnemonics
 
     def compile(self, graph: FlowGraph, abi: int, inputs: dict[str, Tensor]) -> Compiled:
-        low, mnemonics = self.lowered(graph, abi)
         rank0 = rank0_values(graph, inputs)
-        return Compiled(low, mnemonics, tuple(rank0[i] for _, i in graph.outputs),
-                        rank0_axis_refusal(graph, rank0))
+        refusal = param_refusal(graph) or rank0_axis_refusal(graph, rank0)
+        if refusal:
+            return Compiled(None, (), (), refusal)
+        low, mnemonics = self.lowered(graph, abi)
+        return Compiled(low, mnemonics, tuple(rank0[i] for _, i in graph.outputs))
 
 
 def axis_of(op: str, params: dict):
@@ -65,6 +68,28 @@ def axis_of(op: str, params: dict):
     fn = BY_NAME[op].function()
     param = inspect.signature(fn).parameters.get("axis")
     return None if param is None else params.get("axis", param.default)
+
+
+PARAM_CHECKS = {"conv2d": lambda p: conv_params(p.get("stride", 1), p.get("padding", 0)),
+                "maxpool2d": lambda p: pool_params(p.get("kernel_size"), p.get("stride"),
+                                                   "maxpool2d"),
+                "avgpool2d": lambda p: pool_params(p.get("kernel_size"), p.get("stride"),
+                                                   "avgpool2d")}
+
+
+def param_refusal(graph: FlowGraph) -> str | None:
+    """A parameter the interpreter's own op refuses (a pool's kernel 0, a negative conv
+    stride): refused when its job would run, in the interpreter's words (ERUN), as a local
+    run refuses it, rather than as a wire limit at plan time."""
+    for n in graph.nodes:
+        check = PARAM_CHECKS.get(n.op) if n.kind == "op" else None
+        if check is None:
+            continue
+        try:
+            check(dict(n.params))
+        except OpError as e:
+            return f"{describe(n)}: {e}"
+    return None
 
 
 def rank0_axis_refusal(graph: FlowGraph, rank0: list[bool]) -> str | None:

@@ -20,12 +20,30 @@ def _out_size(n: int, k: int, s: int, what: str) -> int:
     return (n - k) // s + 1
 
 
-def conv2d(ctx: OpContext, x: Tensor, kernel: Tensor, stride=1, padding=0) -> Tensor:
-    """Cross-correlation with zero padding: out[o,y,x] = Σ_c,i,j xpad[c, y·s+i, x·s+j]·k[o,c,i,j] exact."""
+def conv_params(stride=1, padding=0) -> tuple[int, int]:
+    """(stride, padding) of conv2d: an absent or 0 stride means 1; negatives are refused."""
     s = int_param("stride", stride) or 1
     p = int_param("padding", padding)
     if s < 0 or p < 0:
         raise OpError(f"conv2d: stride {s} and padding {p} must not be negative")
+    return s, p
+
+
+def pool_params(kernel_size, stride, what: str) -> tuple[int, int]:
+    """(kernel, stride) of a pool: the kernel is required, the stride defaults to it, and
+    both must be at least 1."""
+    if kernel_size is None:
+        raise OpError(f"{what} needs {{kernel_size: k}}")
+    k = int_param("kernel_size", kernel_size)
+    s = k if stride is None else int_param("stride", stride)
+    if k < 1 or s < 1:
+        raise OpError(f"{what}: kernel_size {k} and stride {s} must be at least 1")
+    return k, s
+
+
+def conv2d(ctx: OpContext, x: Tensor, kernel: Tensor, stride=1, padding=0) -> Tensor:
+    """Cross-correlation with zero padding: out[o,y,x] = Σ_c,i,j xpad[c, y·s+i, x·s+j]·k[o,c,i,j] exact."""
+    s, p = conv_params(stride, padding)
     cin, h, w = _channels(x, "conv2d input")
     need_rank(kernel, (2, 4), "conv2d kernel")
     cout, kcin, kh, kw = (1, 1, *kernel.shape) if kernel.rank == 2 else kernel.shape
@@ -50,12 +68,7 @@ def conv2d(ctx: OpContext, x: Tensor, kernel: Tensor, stride=1, padding=0) -> Te
 
 def _pool(x: Tensor, kernel_size, stride, f, what: str) -> Tensor:
     """f over each k×k window (stride defaults to k, no padding); x's rank is kept."""
-    if kernel_size is None:
-        raise OpError(f"{what} needs {{kernel_size: k}}")
-    k = int_param("kernel_size", kernel_size)
-    s = k if stride is None else int_param("stride", stride)
-    if k < 1 or s < 1:
-        raise OpError(f"{what}: kernel_size {k} and stride {s} must be at least 1")
+    k, s = pool_params(kernel_size, stride, what)
     c, h, w = _channels(x, what)
     oh, ow = _out_size(h, k, s, what), _out_size(w, k, s, what)
     data = tuple(

@@ -7,8 +7,9 @@ import time
 
 import numpy as np
 
+from bark_vm import pipeline
 from bark_vm.executor import activation, elementwise, reduce, shape, table
-from bark_vm.server import endpoints
+from bark_vm.server import endpoints, job_table
 from bark_vm.executor.ints import I32, I64, INT32_MIN, wrap32
 from bark_vm.wire.constants import WorkerError
 
@@ -140,11 +141,38 @@ def relu_leaky():
     _kernel("relu", relu)
 
 
+def never_busy():
+    """Every job slot always looks free: no submit is ever refused BUSY."""
+    job_table.JobTable._occupied = lambda self: 0
+
+
+def int8_wraps():
+    """An output outside the int8 envelope wraps into it instead of failing the job."""
+    ranges, real = pipeline.DTYPE_RANGE, pipeline.encode_result
+    pipeline.DTYPE_RANGE = {d: (-2 ** 31, 2 ** 31 - 1) for d in ranges}
+
+    def encode(entries, dtype):
+        lo, hi = ranges[dtype]
+        return real([(s, tuple((v - lo) % (hi - lo + 1) + lo for v in data))
+                     for s, data in entries], dtype)
+    pipeline.encode_result = encode
+
+
 MUTANTS = {f.__name__: f for f in (floor_div, saturating_add, trap_min_div, sigmoid_shift,
                                    float_matmul, wrong_axis, transpose_in_place, lying_status,
                                    stale_answer, stall_on_tanh, crash_on_softmax, concat_swapped,
-                                   relu_leaky)}
+                                   relu_leaky, never_busy, int8_wraps)}
 
 
 def apply(name: str) -> None:
     MUTANTS[name]()
+
+
+# The cases aimed at each defect (a case id prefix): certifying only those must catch it.
+AIMED_AT = {"floor_div": "ops/div/", "saturating_add": "ops/add/", "trap_min_div": "ops/div/",
+            "sigmoid_shift": "ops/sigmoid/", "float_matmul": "ops/matmul/",
+            "wrong_axis": "ops/tensor_sum/", "transpose_in_place": "ops/transpose/",
+            "lying_status": "ops/tanh/", "stale_answer": "ops/add/",
+            "stall_on_tanh": "ops/tanh/", "crash_on_softmax": "ops/softmax/",
+            "concat_swapped": "ops/concat/", "relu_leaky": "ops/relu/",
+            "never_busy": "protocol/busy_and_not_ready", "int8_wraps": "protocol/exec_failed"}
