@@ -91,12 +91,20 @@ def generate() -> dict[str, str]:
             f"softmax {'over the last axis' if axis is None else f'along axis {axis}'}",
             HEAD[2] + flow("a", f"a {p}softmax r ="),
             {"a": tensor((2, 3), [rng.randint(-500, 500) for _ in range(6)])})
+    for axis in (2, 3):
+        out[f"ops/softmax/axis_{axis}_rank4.toml"] = case(
+            f"softmax along axis {axis} of a rank-4 tensor", HEAD[2] + flow(
+                "a", f"a {{axis: {axis}}} softmax r ="),
+            {"a": tensor((2, 1, 2, 3), [rng.randint(-500, 500) for _ in range(12)])})
     for op in REDUCE:
         for axis in (None, 0, 1, 2):
             p = "" if axis is None else f"{{axis: {axis}}} "
             out[f"ops/{op}/axis_{axis}.toml"] = case(
                 f"{op} {'of the whole tensor' if axis is None else f'along axis {axis}'}",
                 HEAD[0] + flow("a", f"a {p}{op} r ="), {"a": tensor((2, 3, 2), values(rng, 12))})
+        out[f"ops/{op}/axis_3.toml"] = case(
+            f"{op} along axis 3 of a rank-4 tensor", HEAD[0] + flow(
+                "a", f"a {{axis: 3}} {op} r ="), {"a": tensor((2, 1, 2, 3), values(rng, 12))})
         out[f"ops/{op}/rank0_axis_refused.toml"] = case(
             f"{op} with an axis on a rank-0 operand is refused on every target (ops §5.0)",
             HEAD[0] + flow("a", f"a {{axis: 0}} {op} r ="), {"a": "7"}, refused="ERUN")
@@ -177,6 +185,11 @@ def generate() -> dict[str, str]:
             f"{op} kernel_size 255 (the wire's largest) over [255,255]: one window",
             HEAD[0] + flow("x", f"x {{kernel_size: 255}} {op} r ="),
             {"x": tensor((255, 255), big)})
+        k, stride = rng.randint(2, 3), rng.randint(2, 254)  # seeded, between the boundaries
+        out[f"ops/{op}/k{k}_s{stride}.toml"] = case(
+            f"{op} kernel_size {k}, stride {stride} (a seeded sample)", HEAD[0] + flow(
+                "x", f"x {{kernel_size: {k}, stride: {stride}}} {op} r ="),
+            {"x": tensor((2, 5, 6), values(rng, 60))})
         out[f"ops/{op}/s255.toml"] = case(
             f"{op} kernel_size 2, stride 255 (the wire's largest)",
             HEAD[0] + flow("x", f"x {{kernel_size: 2, stride: 255}} {op} r ="),
