@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     outcomes = run_protocol(worker.host, worker.port, os.environ.get("BARK_USER"),
                             os.environ.get("BARK_PASS"), args.job_timeout)
     if not (args.first_failure and any(o.status != "pass" for o in outcomes)):
-        outcomes += certify(worker, args.url, cases, args.first_failure, args.case_timeout)
+        outcomes += certify(worker, args.url, cases, args.first_failure, args.case_timeout,
+                            args.job_timeout)
     seconds = time.monotonic() - t0
     info = {"alias": status.alias, "url": args.url, "kind": status.kind, "ir": status.ir,
             "rf_slots": status.rf_slots, "ops": list(status.ops)}
@@ -108,9 +109,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool,
-            case_deadline_s: float = CASE_DEADLINE_S) -> list[Outcome]:
+            case_deadline_s: float = CASE_DEADLINE_S,
+            job_deadline_s: float = JOB_DEADLINE_S) -> list[Outcome]:
     """Every case in order. After a timeout or an error the worker is probed afresh; a worker
-    that no longer answers gets every remaining case as `error`, without waiting on it."""
+    that no longer answers gets every remaining case as `error`, without waiting on it. The
+    probe waits a job deadline more than a small job needs: a job the worker is still busy
+    with (it cannot be cancelled once running) ends within a job deadline."""
     outcomes: list[Outcome] = []
     dead = None  # why the worker is no longer asked
     for case in cases:
@@ -121,18 +125,19 @@ def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool,
         outcomes.append(o)
         if o.status != "pass" and first_failure:
             break
-        if o.status in ("timeout", "error") and not _alive(url):
+        if o.status in ("timeout", "error") and not _alive(url, job_deadline_s +
+                                                           PROBE_DEADLINE_S):
             dead = f"the worker stopped answering jobs after case {case.id}"
     return outcomes
 
 
-def _alive(url: str) -> bool:
-    """The worker still answers a small job (the protocol golden) within PROBE_DEADLINE_S:
-    a status alone is not enough, since a stuck executor still answers its status."""
-    probe = WorkerUnderTest(url, deadline_s=PROBE_DEADLINE_S)
+def _alive(url: str, deadline_s: float) -> bool:
+    """The worker still answers a small job (the protocol golden) within `deadline_s`: a
+    status alone is not enough, since a stuck executor still answers its status."""
+    probe = WorkerUnderTest(url, deadline_s=deadline_s)
     try:
         return golden_answered(probe.host, probe.port, os.environ.get("BARK_USER"),
-                               os.environ.get("BARK_PASS"), PROBE_DEADLINE_S)
+                               os.environ.get("BARK_PASS"), deadline_s)
     except Exception:
         return False
 

@@ -8,6 +8,7 @@ is asked before its job is done. A check passes or fails with what the worker an
 import json
 import socket
 import time
+from math import isqrt
 
 from bark_vm.wire.constants import ERROR_STATUS, PROTO_HEADER, SYNC_LIMIT, TOKEN_HEADER
 from bark_vm.wire.frames import parse_error_json
@@ -18,6 +19,7 @@ from maned.io.cli_values import parse_value
 from maned.lowering.envelopes import encode_job
 from maned.lowering.lower import lower
 from maned.pipeline.compile import compile_script
+from maned.tensor import Tensor
 from maned.targets.http_exchange import Exchange, ExchangeFailure
 from maned.targets.limits import CONNECT_TIMEOUT_S, MAX_HEAD_BYTES
 
@@ -39,15 +41,23 @@ calc::lambda_flow grow(x) {
     x x add y =
 } return y;
 """  # an int8 envelope (spec/wire.md §4): 100 + 100 does not fit, so EXEC_FAILED
+HEAVY_SCRIPT = GOLDEN_SCRIPT.split("calc::")[0] + """calc::lambda_flow heavy(a, b) {
+    a b matmul r =
+} return r;
+"""
 MUTATION_CODES = {"bad_magic": "BAD_ENVELOPE", "bad_truncated": "BAD_ENVELOPE",
                   "bad_shape": "SHAPE_MISMATCH", "unsupported_op": "UNSUPPORTED_OP"}
 LOCKED_NAME = "maned-certify-lockout-probe"  # a name of its own: the real user stays usable
 POLL_LIMIT_S = 60.0
-MAX_SLOTS_CHECKED = 64  # a worker with more job slots than this is not filled to BUSY
+MAX_SLOTS_CHECKED = 1024  # a worker with more job slots than this is not filled to BUSY
 
 
 class Failed(Exception):
     pass
+
+
+class NotChecked(Exception):
+    """A check this worker's shape does not allow (reported as not supported)."""
 
 
 class Probe:
@@ -132,6 +142,15 @@ def _overflow(abi: int) -> bytes:
                       checked.program.quant)
 
 
+def _heavy(abi: int, max_payload: int) -> bytes:
+    """A request slow by construction on any worker, for a job to queue behind: an N×N
+    matmul (N up to 600, its request within half of max_payload)."""
+    n = max(2, min(600, isqrt(max_payload // 16)))
+    checked = compile_script(HEAVY_SCRIPT)
+    ones = Tensor((n, n), (1,) * (n * n))
+    return encode_job(lower(checked.graphs["heavy"], abi), [ones, ones], checked.program.quant)
+
+
 def _submit(p: Probe, mnpk: bytes) -> int:
     code, _, body = p.call("POST", "/api/execute", mnpk, token=True)
     job = object_field(body, "job")
@@ -140,34 +159,59 @@ def _submit(p: Probe, mnpk: bytes) -> int:
     return job
 
 
-def _wait_done(p: Probe, job: int) -> None:
-    end = time.monotonic() + POLL_LIMIT_S
+def _wait_done(p: Probe, job: int, end: float) -> None:
     while True:
         code, _, body = p.call("GET", f"/api/job?id={job}", token=True)
         state = object_field(body, "state") if code == 200 else None
         if state == "done":
             return
-        if state not in ("queued", "running") or time.monotonic() > end:
+        if state not in ("queued", "running"):
             raise Failed(f"job {job} went to HTTP {code} {body[:60]!r}")
+        if time.monotonic() > end:
+            raise Failed(f"job {job} was not done within {POLL_LIMIT_S:g} s")
         time.sleep(0.05)
 
 
-def _read(p: Probe, job: int, mnrs: bytes) -> None:
+def _read(p: Probe, job: int, mnrs: bytes | None) -> None:
+    """The job's result, once: the golden MNRS, or any MNRS when `mnrs` is None."""
     code, _, body = p.call("GET", f"/api/result?id={job}", token=True)
-    if (code, body) != (200, mnrs):
-        raise Failed(f"the result of job {job} answered HTTP {code}, not the golden MNRS")
+    if code != 200 or (body != mnrs if mnrs is not None else body[:4] != b"MNRS"):
+        raise Failed(f"the result of job {job} answered HTTP {code}, not the "
+                     f"{'golden ' if mnrs is not None else ''}MNRS")
 
 
-def _drain(p: Probe, jobs: list[int], mnrs: bytes, strict: bool) -> None:
-    """Wait for each job and read its result, freeing its slot; best effort when a check
-    has already failed (its own failure is the one reported)."""
-    for job in jobs:
+def _drain(p: Probe, expected: dict[int, bytes | None]) -> Exception | None:
+    """Wait for every job and read its result, freeing its slot, all within POLL_LIMIT_S;
+    every job is tried even after one fails. The first failure, or None."""
+    end, first = time.monotonic() + POLL_LIMIT_S, None
+    for job, mnrs in expected.items():
         try:
-            _wait_done(p, job)
+            _wait_done(p, job, end)
             _read(p, job, mnrs)
-        except (Failed, ExchangeFailure, socket.timeout):
-            if strict:
-                raise
+        except (Failed, ExchangeFailure, socket.timeout) as e:
+            first = first or e
+    return first
+
+
+class Slots:
+    """Async jobs a check submitted, each read back when the check ends, pass or fail, so
+    no check leaves a worker's slot held for the later cases."""
+
+    def __init__(self, p: Probe):
+        self.p, self.unread = p, {}
+
+    def submit(self, mnpk: bytes, mnrs: bytes | None) -> int:
+        job = _submit(self.p, mnpk)
+        self.unread[job] = mnrs
+        return job
+
+    def __enter__(self) -> "Slots":
+        return self
+
+    def __exit__(self, kind, error, tb) -> None:
+        failure = _drain(self.p, self.unread)
+        if error is None and failure is not None:
+            raise failure
 
 
 def checks(p: Probe):
@@ -234,11 +278,13 @@ def checks(p: Probe):
 
     def async_read_once():
         _, mnpk, mnrs = state["golden"]
-        job = _submit(p, mnpk)
-        _wait_done(p, job)
-        _error_of(p.call("DELETE", f"/api/job?id={job}", token=True), "NOT_READY",
-                  "cancelling a finished job (DESIGN R43: 409)")
-        _read(p, job, mnrs)
+        with Slots(p) as slots:
+            job = slots.submit(mnpk, mnrs)
+            _wait_done(p, job, time.monotonic() + POLL_LIMIT_S)
+            _error_of(p.call("DELETE", f"/api/job?id={job}", token=True), "NOT_READY",
+                      "cancelling a finished job (DESIGN R43: 409)")
+            del slots.unread[job]  # read here, once: the second read must find nothing
+            _read(p, job, mnrs)
         _error_of(p.call("GET", f"/api/result?id={job}", token=True), "NO_SUCH_JOB",
                   "a second read of a result")
 
@@ -247,38 +293,41 @@ def checks(p: Probe):
                          token=True, headers={"Content-Type": "application/x-maned-mnpk"}),
                   "EXEC_FAILED", "an int8 job whose output (200) does not fit int8")
 
-    def busy_and_not_ready():
-        """Every free slot filled with async jobs (each holds its slot until read), the
-        last one's result asked at once, then one job too many."""
+    def busy():
+        """Every free slot filled with async jobs (each holds its slot until its result is
+        read), then one job too many; once read back, a slot is free again."""
         _, mnpk, mnrs = state["golden"]
-        code, _, body = p.call("GET", "/api/status", proto=False)
-        now = parse_status(body)
+        now = parse_status(p.call("GET", "/api/status", proto=False)[2])
         free = now.jobs_capacity - now.jobs_running
         if now.jobs_capacity > MAX_SLOTS_CHECKED or free < 1:
-            raise Failed(f"{now.jobs_capacity} job slots, {now.jobs_running} occupied: BUSY "
-                         f"is checked on a worker with 1..{MAX_SLOTS_CHECKED} free slots")
-        jobs: list[int] = []
-        try:
+            raise NotChecked(f"{now.jobs_capacity} job slots, {now.jobs_running} occupied: "
+                             f"BUSY is checked with 1..{MAX_SLOTS_CHECKED} free slots")
+        with Slots(p) as slots:
             for _ in range(free):
-                jobs.append(_submit(p, mnpk))
-            code, _, body = p.call("GET", f"/api/result?id={jobs[-1]}", token=True)
-            if code == 200 and body == mnrs:  # already done, and read: its slot refilled
-                jobs[-1] = _submit(p, mnpk)
-                early = "the last job was done before its result was asked"
-            else:
-                _error_of((code, "", body), "NOT_READY", "the result of a job not yet done")
-                early = "NOT_READY seen for a job not yet done"
+                slots.submit(mnpk, mnrs)
             extra = p.call("POST", "/api/execute", mnpk, token=True)
             if extra[0] == 202 and isinstance(object_field(extra[2], "job"), int):
-                jobs.append(object_field(extra[2], "job"))  # accepted: read it back too
+                slots.unread[object_field(extra[2], "job")] = mnrs  # accepted: read it too
             _error_of(extra, "BUSY", f"an async submit with all {now.jobs_capacity} slots "
                       "occupied")
-        except BaseException:
-            _drain(p, jobs, mnrs, strict=False)
-            raise
-        _drain(p, jobs, mnrs, strict=True)
-        _drain(p, [_submit(p, mnpk)], mnrs, strict=True)  # the slots are free again
-        return f"{free} slots filled, then BUSY; {early}"
+        with Slots(p) as slots:
+            slots.submit(mnpk, mnrs)  # the slots are free again
+        return f"{free} free slots filled, then BUSY"
+
+    def not_ready():
+        """A golden job queued behind a heavy one: its result asked at once is NOT_READY.
+        A worker fast enough to finish both first is not wrong: the detail says so."""
+        _, mnpk, mnrs = state["golden"]
+        s = state["status"]
+        with Slots(p) as slots:
+            slots.submit(_heavy(s.ir, s.max_payload), None)
+            job = slots.submit(mnpk, mnrs)
+            code, _, body = p.call("GET", f"/api/result?id={job}", token=True)
+            if code == 200 and body == mnrs:
+                del slots.unread[job]
+                return "not observed: both jobs were done before the result was asked"
+            _error_of((code, "", body), "NOT_READY", "the result of a job not yet done")
+        return "NOT_READY for a job queued behind another"
 
     def unknown_job():
         _error_of(p.call("GET", "/api/job?id=987654321", token=True), "NO_SUCH_JOB",
@@ -289,7 +338,7 @@ def checks(p: Probe):
             ("lockout", lockout), ("golden_sync", golden_sync), ("mutations", mutations),
             ("too_large", too_large), ("too_large_for_sync", too_large_for_sync),
             ("async_read_once", async_read_once), ("unknown_job", unknown_job),
-            ("exec_failed", exec_failed), ("busy_and_not_ready", busy_and_not_ready)]
+            ("exec_failed", exec_failed), ("busy", busy), ("not_ready", not_ready)]
 
 
 def run_protocol(host: str, port: int, user, password, deadline_s: float) -> list[Outcome]:
@@ -305,6 +354,8 @@ def run_protocol(host: str, port: int, user, password, deadline_s: float) -> lis
             out.append(Outcome(cid, "hardware", "pass", detail, {"ok": True}))
         except Failed as e:
             out.append(Outcome(cid, "hardware", "fail", str(e)))
+        except NotChecked as e:
+            out.append(Outcome(cid, "hardware", "not_supported", str(e)))
         except (ExchangeFailure, socket.timeout) as e:
             kind = getattr(e, "kind", "timeout")
             out.append(Outcome(cid, "hardware", "timeout" if kind == "timeout" else "error",

@@ -41,34 +41,41 @@ def run_case(case: Case, target, deadline_s: float = CASE_DEADLINE_S) -> Outcome
     """Run and judge within `deadline_s` for the whole case (every job and round of it);
     whatever goes wrong is an outcome, never an exception. On expiry the target is aborted
     (its device stops; the next case gets a fresh one) and the case is a `timeout`."""
+    try:
+        device = target.device()  # here, so that an abort stops the device the run uses
+    except Exception as e:
+        return Outcome(case.id, target.name, "error", f"{type(e).__name__}: {e}")
     box: list[Outcome] = []
-    runner = threading.Thread(target=lambda: box.append(_run(case, target)),
+    runner = threading.Thread(target=lambda: box.append(_run(case, target.name, device)),
                               name=f"case {case.id}", daemon=True)
     runner.start()
-    runner.join(deadline_s)
-    if not box:
+    try:
+        runner.join(deadline_s)
+    except BaseException:  # Ctrl-C: the target stops before the interrupt goes on
+        target.abort()
+        raise
+    if runner.is_alive():
         target.abort()
         runner.join(ABORT_GRACE_S)
         return Outcome(case.id, target.name, "timeout", f"the case did not end within its "
-                       f"deadline of {deadline_s:g} s (every job of it together); the target "
-                       "was stopped")
+                       f"deadline of {deadline_s:g} s (every job of it together)")
     return box[0]
 
 
-def _run(case: Case, target) -> Outcome:
+def _run(case: Case, target: str, device) -> Outcome:
     try:
-        device = target.device()
         report = maned.run(source=case.script, base_dir=case.folder, inputs=case.inputs,
                            require_vm=device is not None, verify=device is not None,
                            devices={ROUTE: device} if device is not None else None)
-    except Exception as e:  # a bug of ours or of the target: reported, the others go on
-        return Outcome(case.id, target.name, "error", f"{type(e).__name__}: {e}")
-    outcome = judge(case, target.name, report)
-    if outcome.status == "fail" and report.verify and report.verify.status == "MISMATCH":
-        first = first_differing_job(case, report)
-        if first:
-            outcome = replace(outcome, detail=f"{outcome.detail} (first differing job: {first})")
-    return outcome
+        outcome = judge(case, target, report)
+        if outcome.status == "fail" and report.verify and report.verify.status == "MISMATCH":
+            first = first_differing_job(case, report)
+            if first:
+                outcome = replace(outcome, detail=f"{outcome.detail} (first differing job: "
+                                  f"{first})")
+        return outcome
+    except BaseException as e:  # a bug of ours or of the target: reported, the others go on
+        return Outcome(case.id, target, "error", f"{type(e).__name__}: {e}")
 
 
 def first_differing_job(case: Case, routed: maned.Report) -> str | None:

@@ -79,6 +79,7 @@ class WorkerUnderTest:
         self.url, self.host, self.port = url, parts.hostname, parts.port or 4780
         user = user if user is not None else os.environ.get("BARK_USER")
         password = password if password is not None else os.environ.get("BARK_PASS")
+        self.deadline_s = deadline_s
         self._fresh = lambda: CdpDevice("hardware", self.host, self.port, user or None,
                                         password or None, None, deadline_s)
         self._device = self._fresh()
@@ -90,10 +91,13 @@ class WorkerUnderTest:
         return self._device.start()
 
     def abort(self) -> None:
-        """The wait in progress ends (an async job is cancelled); later cases get a fresh
-        device, since an aborted one refuses every request."""
+        """The wait in progress ends (a queued async job is cancelled, a running one read
+        back once it ends, within a job deadline, so the worker's slot is free for the
+        next case); later cases get a fresh device, since an aborted one refuses every
+        request."""
         aborted, self._device = self._device, self._fresh()
         aborted.abort()
+        aborted.release(self.deadline_s)
 
     def close(self) -> None:
         self._device.close()

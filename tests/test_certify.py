@@ -39,8 +39,8 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
     assert report["worker"]["alias"] == "bob" and report["worker"]["ir"] == 2
     ids = [c["id"] for c in report["cases"]]
     protocol = [i for i in ids if i.startswith("protocol/")]
-    assert protocol == ids[:13] and "protocol/golden_sync" in protocol  # checks first
-    assert ids[13:] == sorted(ids[13:])  # then every case, in id order
+    assert protocol == ids[:14] and "protocol/golden_sync" in protocol  # checks first
+    assert ids[14:] == sorted(ids[14:])  # then every case, in id order
     assert {"ops/conv2d/s0_p0.toml", "ops/concat/rank0_refused.toml"} <= set(ids)  # Build 3
     signature = (tmp_path / "a" / "signature.txt").read_text()
     doc = [[c["id"], c["outputs"]] for c in report["cases"] if not c["id"].startswith("protocol")]
@@ -53,7 +53,7 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
     summary = (tmp_path / "a" / "summary.md").read_text()
     assert "## Per op" in summary and "## Per algorithm" in summary
     assert "| `matmul` |" in summary and "| `linear_regression` |" in summary
-    assert "Protocol: 13 of 13 checks passed" in summary
+    assert "Protocol: 14 of 14 checks passed" in summary
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))

@@ -115,14 +115,37 @@ def test_a_case_overrunning_its_deadline_on_a_vm_is_a_timeout(tmp_path, monkeypa
         vm.close()
 
 
+class OpensOnAbort(WorkerUnderTest):
+    """A worker target that lifts the gate the moment the case is aborted: its held job
+    then ends, and the abort reads its result back (the slot is freed, not left held)."""
+
+    def __init__(self, gate: Gate, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.gate = gate
+
+    def abort(self) -> None:
+        self.gate.open()
+        super().abort()
+
+
 def test_a_case_overrunning_its_deadline_on_a_worker_is_a_timeout(tmp_path):
+    import json
+    import urllib.request
+
     gate = Gate(tmp_path / "hold").close()
     command = [sys.executable, str(FAKES / "gated_worker.py"), str(gate.path)]
     with worker_process("bob", "test", "pw-case-deadline", command=command) as w:
-        hw = WorkerUnderTest(f"http://{w.host}:{w.port}", "test", "pw-case-deadline",
-                             deadline_s=600)
+        hw = OpensOnAbort(gate, f"http://{w.host}:{w.port}", "test", "pw-case-deadline",
+                          deadline_s=600)
         try:
-            _overrun_then_pass(hw, gate)
+            case = load(CASES / "ops/maxpool2d/k255.toml")  # 260 KB: an async job
+            held = run_case(case, hw, deadline_s=0.5)
+            assert held.status == "timeout"
+            assert held.detail.startswith("the case did not end within its deadline of 0.5 s")
+            with urllib.request.urlopen(f"http://{w.host}:{w.port}/api/status", timeout=30) as r:
+                assert json.loads(r.read())["jobs_running"] == 0  # no slot left held
+            again = run_case(case, hw)
+            assert (again.status, again.detail) == ("pass", "")
         finally:
             gate.open()
             hw.close()
@@ -153,3 +176,26 @@ def test_the_slot_boundary_case_is_the_boundary():
     finally:
         vm.close()
     assert over.status == "not_supported" and "256 slots" in over.detail
+
+
+# refused by the interpreter before a job is sent: the routed words are the local ones (a
+# window larger than its input is the worker's refusal, SHAPE_MISMATCH, in its own words)
+SAME_WORDS = [c for c in map(load, sorted(CASES.rglob("*_refused.toml")))
+              if c.refused == "ERUN" and "window larger" not in c.about]
+
+
+@pytest.mark.parametrize("case", SAME_WORDS, ids=[c.id for c in SAME_WORDS])
+def test_a_refusal_before_sending_is_in_the_interpreters_words(case):
+    from maned.targets.vm import VmDevice
+
+    local = maned.run(source=case.script, inputs=case.inputs)
+    device = VmDevice("vm", [sys.executable, "-m", "bark_vm.vm", "--alias", "vm"], 30)
+    try:
+        routed = maned.run(source=case.script, inputs=case.inputs, require_vm=True,
+                           devices={"vm": device})
+    finally:
+        device.close()
+    words = [[(d.code, d.message) for d in r.diagnostics if d.severity == "error"]
+             for r in (local, routed)]
+    assert words[0] and words[0] == words[1]
+    assert not routed.jobs  # refused before a job was sent

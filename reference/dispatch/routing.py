@@ -9,7 +9,7 @@ from ..lang import ast
 from ..lang.names import suggest
 from ..ml.algorithms import is_tier_a
 from ..ops.registry import BY_NAME
-from ..lowering.compiled import Compiler, param_refusal
+from ..lowering.compiled import Compiler, interpreter_refusal
 from ..lowering.lower import LoweringError
 from .devices import VM_ALIAS, DeviceSpec, deadline_of, device_specs, remote_of
 from .fleet import Fleet
@@ -86,7 +86,7 @@ def _check_routable(graph: FlowGraph, for_require_vm: bool, compiler: Compiler) 
         if local:
             raise _refuse(f"--require-vm: flow '{graph.flow}' uses ops with no binary-IR "
                           f"opcode ({', '.join(local)}); it cannot run on the Bark VM")
-    if param_refusal(graph):
+    if interpreter_refusal(graph):
         return  # refused when its job runs, in the interpreter's words, as locally
     try:
         compiler.lowered(graph, DEFAULT_ABI)

@@ -55,7 +55,7 @@ class Compiler:
 
     def compile(self, graph: FlowGraph, abi: int, inputs: dict[str, Tensor]) -> Compiled:
         rank0 = rank0_values(graph, inputs)
-        refusal = param_refusal(graph) or rank0_axis_refusal(graph, rank0)
+        refusal = interpreter_refusal(graph, rank0)
         if refusal:
             return Compiled(None, (), (), refusal)
         low, mnemonics = self.lowered(graph, abi)
@@ -77,33 +77,23 @@ PARAM_CHECKS = {"conv2d": lambda p: conv_params(p.get("stride", 1), p.get("paddi
                                                    "avgpool2d")}
 
 
-def param_refusal(graph: FlowGraph) -> str | None:
-    """A parameter the interpreter's own op refuses (a pool's kernel 0, a negative conv
-    stride): refused when its job would run, in the interpreter's words (ERUN), as a local
-    run refuses it, rather than as a wire limit at plan time."""
+def interpreter_refusal(graph: FlowGraph, rank0: list[bool] | None = None) -> str | None:
+    """The first op, in graph order, that the interpreter refuses whatever the values, in
+    its words (ERUN when the job would run, as a local run refuses it; never a wire
+    limit): a parameter the op itself refuses (a pool's kernel 0, a negative conv stride),
+    or, given which values are rank-0, an axis op on a rank-0 operand (docs/ops.md §5.0; a
+    rank-0 value travels as `[1]`, where axis 0 exists, so a worker would run it)."""
     for n in graph.nodes:
-        check = PARAM_CHECKS.get(n.op) if n.kind == "op" else None
-        if check is None:
+        if n.kind != "op":
             continue
+        params = dict(n.params)
         try:
-            check(dict(n.params))
-        except OpError as e:
-            return f"{describe(n)}: {e}"
-    return None
-
-
-def rank0_axis_refusal(graph: FlowGraph, rank0: list[bool]) -> str | None:
-    """An axis op on a rank-0 operand: refused locally (docs/ops.md §5.0), yet a rank-0
-    value travels as `[1]`, where axis 0 exists, so a worker would run it. The same words
-    as the interpreter's refusal, for the first such op in graph order."""
-    for n in graph.nodes:
-        if n.kind != "op" or not any(rank0[s] for s in n.srcs):
-            continue
-        axis = axis_of(n.op, dict(n.params))
-        if axis is None:
-            continue
-        try:
-            check_axis(axis, 0)
+            if n.op in PARAM_CHECKS:
+                PARAM_CHECKS[n.op](params)
+            if rank0 is not None and any(rank0[s] for s in n.srcs):
+                axis = axis_of(n.op, params)
+                if axis is not None:
+                    check_axis(axis, 0)
         except OpError as e:
             return f"{describe(n)}: {e}"
     return None

@@ -38,6 +38,7 @@ class CdpDevice:
         self._wait_until: float | None = None  # while polling: when the whole wait ends
         self._wait_s = 0.0
         self._queued_job: int | None = None  # an async job this device is waiting on
+        self._unread: int | None = None  # an async job whose result this device has not read
 
     @property
     def where(self) -> str:
@@ -107,15 +108,42 @@ class CdpDevice:
             exchange, job = self._exchange, self._queued_job
         if exchange is not None:
             exchange.abort()
-        if job is not None and self.token:
+        if job is not None:
+            self._cancel(job)
+
+    def _cancel(self, job: int) -> None:
+        """DELETE a queued job, with short waits: Ctrl-C should not sit through a slow
+        worker's full deadline. A running one cannot be cancelled (409): see release()."""
+        if not self.token:
+            return
+        try:
+            Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S,
+                     limits.CONNECT_TIMEOUT_S).send(
+                "DELETE", f"/api/job?id={job}", [(PROTO_HEADER, str(PROTO))],
+                [(TOKEN_HEADER, self.token)], None)
+        except ExchangeFailure:
+            pass  # a worker that cannot be reached has nothing to cancel for us
+
+    def release(self, deadline_s: float) -> None:
+        """After an abort: read back the result of the async job this device submitted and
+        never read (waiting at most `deadline_s` for it to finish), so the worker frees its
+        slot now instead of when the result expires. Best effort, never raises."""
+        with self._lock:
+            job = self._unread
+        if job is None or not self.token:
+            return
+        end = time.monotonic() + deadline_s
+        while (left := end - time.monotonic()) > 0:
             try:
-                # short waits: Ctrl-C should not sit through a slow worker's full deadline
-                Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S,
-                         limits.CONNECT_TIMEOUT_S).send(
-                    "DELETE", f"/api/job?id={job}", [(PROTO_HEADER, str(PROTO))],
+                answer = Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S, left).send(
+                    "GET", f"/api/result?id={job}", [(PROTO_HEADER, str(PROTO))],
                     [(TOKEN_HEADER, self.token)], None)
             except ExchangeFailure:
-                pass  # a worker that cannot be reached has nothing to cancel for us
+                return
+            if answer.status != 409:  # read, failed or gone: either way the slot is free
+                self._unread = None
+                return
+            time.sleep(limits.POLL_FIRST_S)
 
     def run(self, request: bytes) -> bytes:
         if len(request) < SYNC_LIMIT:
@@ -163,7 +191,11 @@ class CdpDevice:
         job = _field(answer, "job")
         if not isinstance(job, int) or isinstance(job, bool) or job < 0:
             raise self._fail("malformed_response: the submit did not return a job id")
-        self._queued_job = job
+        with self._lock:  # abort() cancels this job, or this job sees the abort
+            self._queued_job = self._unread = job
+            stopping = self._stopping.is_set()
+        if stopping:
+            self._cancel(job)
         self._wait_s = limits.POLL_BUDGET_S + self.deadline_s
         self._wait_until = time.monotonic() + self._wait_s
         try:
@@ -171,6 +203,7 @@ class CdpDevice:
         finally:
             self._queued_job = self._wait_until = None
         answer = self._authed("GET", f"/api/result?id={job}")
+        self._unread = None
         if answer.status == 404:
             raise self._lost(job)
         if answer.status != 200:

@@ -158,10 +158,30 @@ def int8_wraps():
     pipeline.encode_result = encode
 
 
+def ready_early():
+    """A result asked before its job is done answers NO_SUCH_JOB, not NOT_READY (and a big
+    matmul is held a second, so a job queued behind one is surely not done when asked)."""
+    real_take, real_matmul = job_table.JobTable.take_result, table.BY_NAME["matmul"].fn
+
+    def take_result(self, job_id):
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is not None and job.state in (job_table.QUEUED, job_table.RUNNING):
+                raise WorkerError("NO_SUCH_JOB", f"no job {job_id}")
+        return real_take(self, job_id)
+
+    def matmul(q, a, b):
+        if a.size >= 10_000:
+            time.sleep(1)
+        return real_matmul(q, a, b)
+    job_table.JobTable.take_result = take_result
+    _kernel("matmul", matmul)
+
+
 MUTANTS = {f.__name__: f for f in (floor_div, saturating_add, trap_min_div, sigmoid_shift,
                                    float_matmul, wrong_axis, transpose_in_place, lying_status,
                                    stale_answer, stall_on_tanh, crash_on_softmax, concat_swapped,
-                                   relu_leaky, never_busy, int8_wraps)}
+                                   relu_leaky, never_busy, int8_wraps, ready_early)}
 
 
 def apply(name: str) -> None:
@@ -175,4 +195,5 @@ AIMED_AT = {"floor_div": "ops/div/", "saturating_add": "ops/add/", "trap_min_div
             "lying_status": "ops/tanh/", "stale_answer": "ops/add/",
             "stall_on_tanh": "ops/tanh/", "crash_on_softmax": "ops/softmax/",
             "concat_swapped": "ops/concat/", "relu_leaky": "ops/relu/",
-            "never_busy": "protocol/busy_and_not_ready", "int8_wraps": "protocol/exec_failed"}
+            "never_busy": "protocol/busy", "int8_wraps": "protocol/exec_failed",
+            "ready_early": "protocol/not_ready"}
