@@ -152,9 +152,9 @@ class CdpDevice:
                 return answer.body
             err = parse_error_json(answer.body)
             if err and err[0] == "TOO_LARGE_FOR_SYNC":
-                return self._run_async(request)  # resubmit once, async (R20)
+                return self.run_async(request)  # resubmit once, async (R20)
             raise self._refused(answer)
-        return self._run_async(request)
+        return self.run_async(request)
 
     def close(self) -> None:
         pass
@@ -182,7 +182,8 @@ class CdpDevice:
             answer = self._request(method, path, body, ctype)
         return answer
 
-    def _run_async(self, request: bytes) -> bytes:
+    def run_async(self, request: bytes) -> bytes:
+        """The job submitted async whatever its size (R20), polled until done, read once."""
         answer = self._authed("POST", "/api/execute", request, MNPK_TYPE)
         if answer.status == 200:
             raise self._fail("protocol error: the worker answered an async submit with 200")

@@ -1,0 +1,43 @@
+"""A routed chain against the local run, per algorithm and row count: `maned-run` with the
+definition on one Bark VM (the child's start included, as a user pays it) against the
+same script run locally, and the crossover: the fewest rows at which routing is faster."""
+import maned
+
+from . import data
+from .figures import Figure, sides_of
+from .timing import alternate, ratio
+
+SIZES = {"smoke": {"linear_regression": (8, 100)},
+         "full": {a: (8, 100, 1000, 10000) for a in data.ALGORITHMS}}
+REPS = {"smoke": 1, "full": 3}
+
+
+def _runner(source: str, inputs: dict):
+    def run():
+        report = maned.run(source=source, inputs=inputs)
+        if report.exit_code:
+            raise RuntimeError(f"a benchmark run failed: {report.diagnostics[0].message}")
+    return run
+
+
+def measure(scale: str) -> list[Figure]:
+    figures = []
+    for algo, sizes in SIZES[scale].items():
+        local_src = data.script(algo)
+        routed_src = data.script(algo, ("vm",)) + data.vm_devices(["vm"])
+        crossover = None
+        for rows in sizes:
+            inputs = data.inputs(algo, rows)
+            s = alternate({"local": _runner(local_src, inputs),
+                           "routed": _runner(routed_src, inputs)}, REPS[scale],
+                          warmup=0 if scale == "full" and rows >= 10000 else 1)
+            r = ratio(s["routed"], s["local"])
+            figures.append(Figure(f"chain/{algo}/{rows}", r, "x",
+                                  f"{algo} at {rows} rows: routed to one VM / local",
+                                  "lower", sides=sides_of(s)))
+            if crossover is None and r < 1:
+                crossover = rows
+        figures.append(Figure(f"chain/{algo}/crossover", crossover, "rows",
+                              f"{algo}: the fewest rows measured ({', '.join(map(str, sizes))})"
+                              " at which routing is faster; none when it never is"))
+    return figures

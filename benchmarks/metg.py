@@ -1,0 +1,39 @@
+"""METG(50 %) per transport (Task Bench's metric): the smallest per-job compute at which a
+routed job still spends half its time computing. A job is an n×n matmul; its compute is
+the executor's time in-process, its cost the device's round trip; efficiency = compute /
+round trip. METG is the compute of the smallest n measured that reaches 50 %."""
+from contextlib import ExitStack
+
+from .figures import Figure
+from .kernels import executor_of, one_op
+from .timing import alternate
+from .workers import http_device, vm_device
+
+SIZES = {"smoke": (8, 64), "full": (8, 16, 32, 64, 128, 256, 384, 512)}
+REPS = {"smoke": 3, "full": 7}
+
+
+def measure(scale: str) -> list[Figure]:
+    figures = []
+    with ExitStack() as stack:
+        devices = {"vm": stack.enter_context(vm_device()),
+                   "http": stack.enter_context(http_device())}
+        points = {t: [] for t in devices}
+        for n in SIZES[scale]:
+            mnpk = one_op("matmul", n)[3]
+            sides = {"compute": executor_of(mnpk)}
+            sides.update({t: (lambda d=d: d.run(mnpk)) for t, d in devices.items()})
+            s = alternate(sides, REPS[scale])
+            for t in devices:
+                points[t].append((n, s["compute"].median, s["compute"].median / s[t].median))
+    for t, rows in points.items():
+        for n, compute, eff in rows:
+            figures.append(Figure(f"metg/{t}/efficiency/{n}", eff, "x",
+                                  f"{t}: a {n}x{n} matmul's compute ({compute * 1e6:.0f} us) / "
+                                  "its round trip"))
+        reached = next(((n, c) for n, c, e in rows if e >= 0.5), None)
+        figures.append(Figure(f"metg/{t}/metg50", reached[1] * 1e6 if reached else None, "us",
+                              f"{t}: METG(50%), the compute of the smallest matmul reaching 50% "
+                              f"efficiency (n={reached[0] if reached else 'none measured'})",
+                              "lower" if reached else None))
+    return figures

@@ -1,0 +1,96 @@
+"""The plots of a run (PNG, matplotlib): the routed/local ratio against rows per algorithm,
+the sweep speed-up against workers with the ideal line, the per-round stages per target,
+and a routed job's efficiency against its compute. Each returns its figure (to inspect)."""
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def _values(figures, pattern: str) -> dict[tuple, float]:
+    rx = re.compile(pattern)
+    return {m.groups(): f.value for f in figures if (m := rx.fullmatch(f.name))
+            and f.value is not None}
+
+
+def chain_ratio(figures, meta):
+    points = _values(figures, r"chain/(\w+)/(\d+)")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for algo in sorted({a for a, _ in points}):
+        rows = sorted(int(r) for a, r in points if a == algo)
+        ax.plot(rows, [points[(algo, str(r))] for r in rows], marker="o", label=algo)
+    ax.axhline(1.0, color="grey", linestyle="--", label="break-even (1x)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("training rows")
+    ax.set_ylabel("routed to one Bark VM / local (time ratio, x)")
+    ax.set_title(f"Routed chain vs local ({meta['date']}, {meta['cores']} cores)")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def sweep_speedup(figures, meta, yardstick):
+    points = _values(figures, r"sweep/(\d+)/(\w+)_x(\d+)/over_one")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    workers = sorted({int(n) for _, _, n in points} | {1})
+    ax.plot(workers, workers, color="grey", linestyle="--", label="ideal (linear)")
+    for k, kind in sorted({(k, kind) for k, kind, _ in points}, key=lambda t: (t[1], int(t[0]))):
+        ns = [1] + sorted(int(n) for kk, kd, n in points if (kk, kd) == (k, kind))
+        ax.plot(ns, [1.0] + [points[(k, kind, str(n))] for n in ns[1:]], marker="o",
+                label=f"{kind}, {k} configurations")
+    ax.set_xlabel("workers")
+    ax.set_ylabel("speed-up over one worker (x)")
+    ax.set_xticks(workers)
+    ax.set_title(f"Sweep fan-out (yardstick {yardstick or 0:.2f}x of 2.0, {meta['date']})")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def round_stages(figures, meta):
+    stages = _values(figures, r"rounds/stage/(\w+)")
+    targets = _values(figures, r"rounds/(vm|http)/(transit|scheduler)")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    names = sorted({t for t, _ in targets})
+    bottom = [0.0] * len(names)
+    for stage in [s for (s,) in stages] + ["transit", "scheduler"]:
+        heights = [stages[(stage,)] if (stage,) in stages else targets.get((t, stage), 0.0)
+                   for t in names]
+        ax.bar(names, heights, bottom=bottom, label=stage.replace("_", " "))
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    ax.set_xlabel("target")
+    ax.set_ylabel("time per round (microseconds)")
+    ax.set_title(f"Per-round overhead by stage ({meta['date']})")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def metg_efficiency(figures, meta):
+    points = _values(figures, r"metg/(\w+)/efficiency/(\d+)")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for target in sorted({t for t, _ in points}):
+        ns = sorted(int(n) for t, n in points if t == target)
+        ax.plot(ns, [points[(target, str(n))] for n in ns], marker="o", label=target)
+    ax.axhline(0.5, color="grey", linestyle="--", label="50% efficiency (METG)")
+    ax.set_xscale("log")
+    ax.set_xlabel("matmul size n (an n x n job)")
+    ax.set_ylabel("efficiency: compute / round trip")
+    ax.set_title(f"A routed job's efficiency ({meta['date']})")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def write_all(folder, figures, meta, yardstick) -> list:
+    """Every plot with data in this run, as PNG files; their paths."""
+    made = []
+    for name, fig in (("chain_ratio", chain_ratio(figures, meta)),
+                      ("sweep_speedup", sweep_speedup(figures, meta, yardstick)),
+                      ("round_stages", round_stages(figures, meta)),
+                      ("metg_efficiency", metg_efficiency(figures, meta))):
+        if fig.axes[0].has_data():
+            path = folder / f"{name}.png"
+            fig.savefig(path, dpi=110, bbox_inches="tight")
+            made.append(path)
+        plt.close(fig)
+    return made

@@ -1,0 +1,49 @@
+"""A run's results folder (benchmarks/results/ by default, ignored by git): summary.json
+(the context and every figure), results.md (a table per family, the gate's verdicts) and
+the plots; pytest-benchmark writes its own JSON beside them."""
+import json
+from pathlib import Path
+
+from . import plots
+from .suite import yardstick_of
+
+DEFAULT = Path(__file__).resolve().parent / "results"
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "none"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def markdown(figures, meta, verdicts) -> str:
+    lines = [f"# Benchmark results ({meta['scale']}, {meta['date']})", "",
+             f"{meta['cores']} cores given to this run ({meta['cpu_count']} on the machine), "
+             f"Python {meta['python']}, {meta['machine']}; yardstick "
+             f"{_cell(yardstick_of(figures))}x (2.0 = two free cores).", ""]
+    families = []
+    for f in figures:
+        fam = f.name.split("/")[0]
+        if fam not in families:
+            families.append(fam)
+    for fam in families:
+        lines += [f"## {fam}", "", "| figure | value | unit | what |", "|---|---|---|---|"]
+        lines += [f"| `{f.name}` | {_cell(f.value)} | {f.unit} | {f.about} |"
+                  for f in figures if f.name.split("/")[0] == fam]
+        lines.append("")
+    if verdicts:
+        lines += ["## Gate", "", "| figure | verdict | |", "|---|---|---|"]
+        lines += [f"| `{v.name}` | {v.status} | {v.text} |" for v in verdicts]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write(folder: Path, figures, meta, verdicts) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    doc = {"context": meta, "figures": [f.to_json() for f in figures],
+           "gate": [v.__dict__ for v in verdicts]}
+    summary = folder / "summary.json"
+    summary.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    table = folder / "results.md"
+    table.write_text(markdown(figures, meta, verdicts), encoding="utf-8")
+    return [summary, table] + plots.write_all(folder, figures, meta, yardstick_of(figures))

@@ -1,0 +1,38 @@
+"""Round trip of the tiny flow per transport (Bark VM over stdio, bark-worker over HTTP sync
+and async, the same worker in a container), beside the floors in the same run: a raw pipe
+echo and a raw loopback HTTP request."""
+from contextlib import ExitStack
+
+from .figures import Figure, sides_of
+from .floors import loopback_http, pipe_echo
+from .timing import alternate, ratio
+from .workers import container_device, docker_here, http_device, tiny_request, vm_device
+
+REPS = {"smoke": 15, "full": 200}
+
+
+def measure(scale: str) -> list[Figure]:
+    mnpk, _ = tiny_request()
+    with ExitStack() as stack:
+        vm = stack.enter_context(vm_device())
+        http = stack.enter_context(http_device())
+        pipe = stack.enter_context(pipe_echo())
+        loop = stack.enter_context(loopback_http())
+        sides = {"pipe echo": lambda: pipe(mnpk), "loopback http": lambda: loop(mnpk),
+                 "vm": lambda: vm.run(mnpk), "http sync": lambda: http.run(mnpk),
+                 "http async": lambda: http.run_async(mnpk)}
+        client = docker_here() if scale == "full" else None
+        if client is not None:
+            box = stack.enter_context(container_device(client))
+            sides["container sync"] = lambda: box.run(mnpk)
+        s = alternate(sides, REPS[scale])
+    figures = [Figure(f"roundtrip/{name.replace(' ', '_')}", v.median * 1000, "ms",
+                      f"round trip of the tiny flow: {name} (median)", sides=sides_of({name: v}))
+               for name, v in s.items()]
+    pairs = [("vm", "pipe echo"), ("http sync", "loopback http"), ("http async", "http sync")]
+    if "container sync" in s:
+        pairs.append(("container sync", "http sync"))
+    figures += [Figure(f"roundtrip/{a.replace(' ', '_')}_over_{b.replace(' ', '_')}",
+                       ratio(s[a], s[b]), "x", f"{a} round trip / {b}", "lower",
+                       sides=sides_of({a: s[a], b: s[b]})) for a, b in pairs]
+    return figures

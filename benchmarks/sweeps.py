@@ -1,0 +1,100 @@
+"""Sweep fan-out: k configurations (configuration i on alias i mod N) over 1, 2 and 4
+workers, Bark VMs and bark-worker processes, and locally with --threads 1 and 2; beside
+them in the same run, what a user would do instead (the same configurations through a
+ProcessPoolExecutor on maned.run) and the yardstick of the parallelism the machine gave."""
+import os
+import secrets
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
+
+import maned
+from bark_vm.container import worker_process
+
+from . import data
+from .figures import Figure, sides_of
+from .timing import alternate
+from .workers import USER
+from .yardstick import parallelism
+
+ALGO = "linear_regression"
+PLAN = {"smoke": {"configs": (2,), "workers": (1, 2), "kinds": ("vm",), "rows": 8, "reps": 1},
+        "full": {"configs": (2, 4, 8), "workers": (1, 2, 4), "kinds": ("vm", "http"),
+                 "rows": 200, "reps": 3}}
+PASS_VAR = "MANED_BENCH_PASS"
+
+
+def rates(k: int) -> list[int]:
+    return [2 + 3 * i for i in range(k)]
+
+
+def sweep_source(k: int, aliases=(), devices: str = "") -> str:
+    returns = ", ".join(f"m{i}, l{i}" for i in range(k))
+    lr = "lr: [" + ", ".join(map(str, rates(k))) + "]"
+    base = data.script(ALGO, aliases, returns=returns).replace("lr: 5", lr)
+    return base + devices
+
+
+def http_devices(workers) -> str:
+    return "".join(f'device::{w.alias} {{ host = "{w.host}"; port = {w.port}; user = "{USER}"; '
+                   f'pass = env("{PASS_VAR}"); }}\n' for w in workers)
+
+
+def one_config(args) -> int:
+    """One configuration through the API (a ProcessPoolExecutor task)."""
+    lr, rows = args
+    source = data.script(ALGO).replace("lr: 5", f"lr: {lr}")
+    return maned.run(source=source, inputs=data.inputs(ALGO, rows)).exit_code
+
+
+def _run(source: str, inputs, threads: int = 1):
+    def run():
+        report = maned.run(source=source, inputs=inputs, threads=threads)
+        if report.exit_code:
+            raise RuntimeError(f"a benchmark sweep failed: {report.diagnostics[0].message}")
+    return run
+
+
+def measure(scale: str) -> list[Figure]:
+    plan = PLAN[scale]
+    inputs = data.inputs(ALGO, plan["rows"])
+    figures = []
+    with ExitStack() as stack:
+        password = secrets.token_hex(16)
+        os.environ[PASS_VAR] = password
+        http = [stack.enter_context(worker_process(f"w{i}", USER, password))
+                for i in range(max(plan["workers"]))] if "http" in plan["kinds"] else []
+        pool = stack.enter_context(ProcessPoolExecutor(2))
+        for k in plan["configs"]:
+            sides = {"local t1": _run(sweep_source(k), inputs),
+                     "local t2": _run(sweep_source(k), inputs, threads=2),
+                     "process pool": lambda k=k: list(pool.map(
+                         one_config, [(lr, plan["rows"]) for lr in rates(k)]))}
+            for n in plan["workers"]:
+                aliases = tuple(f"w{i}" for i in range(n))
+                if "vm" in plan["kinds"]:
+                    sides[f"vm x{n}"] = _run(sweep_source(k, aliases, data.vm_devices(aliases)),
+                                             inputs)
+                if http:
+                    sides[f"http x{n}"] = _run(sweep_source(k, aliases, http_devices(http[:n])),
+                                               inputs)
+            s = alternate(sides, plan["reps"])
+            local = s["local t1"].median
+            for name, v in s.items():
+                figures.append(Figure(f"sweep/{k}/{name.replace(' ', '_')}/over_local",
+                                      local / v.median, "x",
+                                      f"{k} configurations: local --threads 1 / {name}",
+                                      "higher", parallel=name != "local t1",
+                                      sides=sides_of({name: v, "local t1": s["local t1"]})))
+            for kind in plan["kinds"]:
+                one = s[f"{kind} x1"].median
+                for n in plan["workers"][1:]:
+                    figures.append(Figure(
+                        f"sweep/{k}/{kind}_x{n}/over_one", one / s[f"{kind} x{n}"].median, "x",
+                        f"{k} configurations: one {kind} worker / {n}", "higher", parallel=True,
+                        sides=sides_of({f"{kind} x1": s[f"{kind} x1"],
+                                        f"{kind} x{n}": s[f"{kind} x{n}"]})))
+        os.environ.pop(PASS_VAR, None)
+    figures.append(Figure("sweep/yardstick", parallelism(1 if scale == "smoke" else 3), "x",
+                          "the parallelism the machine gave: pure-Python loops, 1 process / "
+                          "2 processes (2.0 = two free cores)"))
+    return figures

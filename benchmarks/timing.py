@@ -1,0 +1,39 @@
+"""How every figure is timed (DESIGN §9): the compared sides alternate within one run, each
+repeated, and a side is summarised by its minimum and median; a figure is a ratio."""
+import statistics
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Samples:
+    seconds: tuple[float, ...]
+
+    @property
+    def min(self) -> float:
+        return min(self.seconds)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+
+def alternate(sides: dict, reps: int, warmup: int = 1) -> dict[str, Samples]:
+    """Each side (a callable) once per repetition, in turn, the order rotated every
+    repetition so no side always runs first; `warmup` untimed rounds before."""
+    names = list(sides)
+    for _ in range(warmup):
+        for name in names:
+            sides[name]()
+    taken: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(reps):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            t0 = time.perf_counter()
+            sides[name]()
+            taken[name].append(time.perf_counter() - t0)
+    return {n: Samples(tuple(s)) for n, s in taken.items()}
+
+
+def ratio(top: Samples, bottom: Samples) -> float:
+    """median(top) / median(bottom)."""
+    return top.median / bottom.median

@@ -1,0 +1,129 @@
+"""The benchmark instrument's smoke (issue: benchmarks): every family at the smoke scale
+measures what it says on real transports, writes its results and plots, and the regression
+gate fails a planted regression, passes the baseline, and gates this run's ratios (never a
+time; a speed-up only when the yardstick saw two cores)."""
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from maned_bench import gate, plots, results
+from maned_bench.figures import Figure
+from maned_bench.suite import FAMILIES, context, yardstick_of
+from maned_bench.workers import http_device, tiny_request, vm_device
+from maned_bench.yardstick import TWO_CORES
+
+
+@pytest.fixture(scope="module")
+def smoke():
+    """One smoke run of every family (a few seconds), shared by the checks below."""
+    return [f for measure in FAMILIES.values() for f in measure("smoke")]
+
+
+def test_the_transports_answer_the_tiny_flow_exactly():
+    mnpk, mnrs = tiny_request()
+    with vm_device() as vm, http_device() as http:
+        assert vm.run(mnpk) == mnrs
+        assert http.run(mnpk) == mnrs
+        assert http.run_async(mnpk) == mnrs
+
+
+def test_every_family_gives_named_finite_figures(smoke):
+    names = [f.name for f in smoke]
+    assert len(names) == len(set(names))
+    for family in FAMILIES:
+        assert any(n.startswith(family + "/") for n in names), family
+    for f in smoke:
+        assert f.value is None or (math.isfinite(f.value) and f.value >= 0), f
+        assert f.better in (None, "lower", "higher") and f.unit
+    by_name = {f.name: f for f in smoke}
+    assert by_name["rounds/count"].value > 100  # the tiny budget forces many rounds
+    assert 0.5 < yardstick_of(smoke) < 2.6
+
+
+def test_the_results_folder_holds_json_markdown_and_readable_plots(smoke, tmp_path):
+    meta = context("smoke")
+    verdicts = gate.check(smoke, gate.load()["smoke"], yardstick_of(smoke))
+    written = results.write(tmp_path, smoke, meta, verdicts)
+    names = {p.name for p in written}
+    assert {"summary.json", "results.md", "chain_ratio.png", "sweep_speedup.png",
+            "round_stages.png", "metg_efficiency.png"} <= names
+    doc = json.loads((tmp_path / "summary.json").read_text())
+    assert doc["context"]["scale"] == "smoke" and len(doc["figures"]) == len(smoke)
+    assert "| `roundtrip/vm_over_pipe_echo` |" in (tmp_path / "results.md").read_text()
+    for p in written:
+        if p.suffix == ".png":
+            assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000
+    for fig in (plots.chain_ratio(smoke, meta), plots.sweep_speedup(smoke, meta, 2.0),
+                plots.round_stages(smoke, meta), plots.metg_efficiency(smoke, meta)):
+        ax = fig.axes[0]
+        assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
+        assert ax.get_legend() is not None and ax.has_data()
+
+
+def _figures_at(table: dict, scale_by: float = 1.0) -> list[Figure]:
+    """Figures equal to a baseline table's values, each moved by `scale_by` in its worse
+    direction (1.0: the baseline itself)."""
+    out = []
+    for name, rule in table.items():
+        worse = scale_by if rule["better"] == "lower" else 1 / scale_by
+        out.append(Figure(name, rule["value"] * worse, "x", "planted", rule["better"],
+                          rule["parallel"]))
+    return out
+
+
+@pytest.mark.parametrize("scale", ["smoke", "full"])
+def test_the_gate_passes_the_baseline_and_fails_a_planted_regression(scale):
+    table = {n: r for n, r in gate.load()[scale].items() if r["value"] is not None}
+    assert table, "the committed baseline has values"
+    at_baseline = gate.check(_figures_at(table), table, yardstick=2.0)
+    assert {v.status for v in at_baseline} == {"pass"}
+    for name, rule in table.items():  # each figure, just beyond its own margin
+        planted = [f if f.name != name else Figure(
+            f.name, f.value * (rule["margin"] * 1.01) ** (1 if rule["better"] == "lower" else -1),
+            "x", "planted", f.better, f.parallel) for f in _figures_at(table)]
+        verdicts = {v.name: v.status for v in gate.check(planted, table, yardstick=2.0)}
+        assert verdicts[name] == "fail" and list(verdicts.values()).count("fail") == 1
+        within = [f if f.name != name else Figure(
+            f.name, f.value * (rule["margin"] * 0.99) ** (1 if rule["better"] == "lower" else -1),
+            "x", "planted", f.better, f.parallel) for f in _figures_at(table)]
+        assert {v.status for v in gate.check(within, table, yardstick=2.0)} == {"pass"}
+
+
+def test_a_speedup_is_not_gated_on_one_core():
+    table = {n: r for n, r in gate.load()["smoke"].items() if r["parallel"]}
+    assert table
+    collapsed = _figures_at(table, scale_by=100.0)  # far beyond every margin
+    verdicts = gate.check(collapsed, table, yardstick=1.0)
+    assert {v.status for v in verdicts} == {"skip"}
+    assert all(f"below {TWO_CORES}" in v.text for v in verdicts)
+    assert {v.status for v in gate.check(collapsed, table, yardstick=2.0)} == {"fail"}
+
+
+def test_this_runs_ratios_pass_the_gate(smoke):
+    """The CI gate: this run's smoke ratios against the committed smoke baseline."""
+    verdicts = gate.check(smoke, gate.load()["smoke"], yardstick_of(smoke))
+    assert [v.text for v in verdicts if v.status == "fail"] == []
+    assert any(v.status == "pass" for v in verdicts)
+
+
+def test_only_ratios_are_gated():
+    table = {"roundtrip/vm": {"value": 1.0, "margin": 2, "better": "lower", "parallel": False}}
+    seconds = Figure("roundtrip/vm", 0.5, "ms", "a time", "lower")
+    assert gate.check([seconds], table, 2.0)[0].status == "fail"
+
+
+def test_maned_bench_runs_families_and_refuses_unknown_ones(tmp_path):
+    cmd = [sys.executable, "-m", "maned_bench.cli", "--smoke", "--out", str(tmp_path)]
+    bad = subprocess.run(cmd + ["--only", "nope"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and bad.stderr.endswith("[EUSAGE]\n")
+    done = subprocess.run(cmd + ["--only", "kernel,roundtrip"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "maned-bench: gate passed" in done.stdout
+    bench = json.loads((tmp_path / "pytest-benchmark.json").read_text())
+    groups = {b["group"] for b in bench["benchmarks"]}
+    assert groups == {"kernel", "roundtrip"}
+    assert all(b["extra_info"]["figures"] for b in bench["benchmarks"])
