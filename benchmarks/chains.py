@@ -9,7 +9,8 @@ from .timing import alternate, ratio
 
 SIZES = {"smoke": {"linear_regression": (8, 100)},
          "full": {a: (8, 100, 1000, 10000) for a in data.ALGORITHMS}}
-REPS = {"smoke": 1, "full": 3}
+REPS = {"smoke": 5, "full": 3}
+SMALL, SMALL_REPS = 100, 10  # up to this many rows a run is short and noisy: more repetitions
 
 
 def _runner(source: str, inputs: dict):
@@ -28,9 +29,10 @@ def measure(scale: str) -> list[Figure]:
         crossover = None
         for rows in sizes:
             inputs = data.inputs(algo, rows)
+            reps = SMALL_REPS if scale == "full" and rows <= SMALL else REPS[scale]
             s = alternate({"local": _runner(local_src, inputs),
-                           "routed": _runner(routed_src, inputs)}, REPS[scale],
-                          warmup=0 if scale == "full" and rows >= 10000 else 1)
+                           "routed": _runner(routed_src, inputs)}, reps,
+                          warmup=0 if rows >= 10000 else 1)
             r = ratio(s["routed"], s["local"])
             figures.append(Figure(f"chain/{algo}/{rows}", r, "x",
                                   f"{algo} at {rows} rows: routed to one VM / local",

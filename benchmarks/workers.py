@@ -13,7 +13,6 @@ from maned.pipeline.compile import compile_script
 from maned.targets.cdp import CdpDevice
 from maned.targets.vm import VmDevice
 
-ROOT = Path(__file__).resolve().parent.parent
 USER = "bench"
 TINY = """mnd::quantmax=1000;
 mnd::quantmin=-1000;
@@ -53,15 +52,29 @@ def http_device(alias: str = "bob"):
         yield device
 
 
-def docker_here():
-    """The docker client, or None (the container figures are then skipped, saying why)."""
-    return docker_client()
+def project_root() -> Path | None:
+    """The project's source (its Dockerfile builds the worker image): the working folder,
+    as tox and a checkout run it, else the folder above an editable install."""
+    for folder in (Path.cwd(), Path(__file__).resolve().parent.parent):
+        if (folder / "Dockerfile").is_file() and (folder / "pyproject.toml").is_file():
+            return folder
+    return None
+
+
+def container_unavailable() -> str | None:
+    """Why the container figures cannot be measured here, or None when they can."""
+    if project_root() is None:
+        return "no project source here (run from the checkout) to build the worker image"
+    if docker_client() is None:
+        return "Docker is not available here"
+    return None
 
 
 @contextmanager
-def container_device(client, alias: str = "box"):
+def container_device(alias: str = "box"):
+    client = docker_client()
     password = secrets.token_hex(16)
-    image = worker_image(client, ROOT)
+    image = worker_image(client, project_root())
     with worker_container(client, image, alias, USER, password) as w:
         device = CdpDevice(alias, w.host, w.port, USER, password, None)
         device.start()
