@@ -15,20 +15,28 @@ def _values(figures, pattern: str) -> dict[tuple, float]:
             and f.value is not None}
 
 
-def chain_ratio(figures, meta):
-    points = _values(figures, r"chain/(\w+)/(\d+)")
+def _series(points: dict[tuple, float], line: tuple[float, str], labels: tuple[str, str, str],
+            ylog: bool):
+    """One line per series over a log x axis ({(series, x): y}), and a reference line."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for algo in sorted({a for a, _ in points}):
-        rows = sorted(int(r) for a, r in points if a == algo)
-        ax.plot(rows, [points[(algo, str(r))] for r in rows], marker="o", label=algo)
-    ax.axhline(1.0, color="grey", linestyle="--", label="break-even (1x)")
+    for name in sorted({n for n, _ in points}):
+        xs = sorted(int(x) for n, x in points if n == name)
+        ax.plot(xs, [points[(name, str(x))] for x in xs], marker="o", label=name)
+    ax.axhline(line[0], color="grey", linestyle="--", label=line[1])
     ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("training rows")
-    ax.set_ylabel("routed to one Bark VM / local (time ratio, x)")
-    ax.set_title(f"Routed chain vs local ({meta['date']}, {meta['cores']} cores)")
+    if ylog:
+        ax.set_yscale("log")
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
+    ax.set_title(labels[2])
     ax.legend(fontsize="small")
     return fig
+
+
+def chain_ratio(figures, meta):
+    return _series(_values(figures, r"chain/(\w+)/(\d+)"), (1.0, "break-even (1x)"),
+                   ("training rows", "routed to one Bark VM / local (time ratio, x)",
+                    f"Routed chain vs local ({meta['date']}, {meta['cores']} cores)"), True)
 
 
 def sweep_speedup(figures, meta, yardstick):
@@ -67,18 +75,10 @@ def round_stages(figures, meta):
 
 
 def metg_efficiency(figures, meta):
-    points = _values(figures, r"metg/(\w+)/efficiency/(\d+)")
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for target in sorted({t for t, _ in points}):
-        ns = sorted(int(n) for t, n in points if t == target)
-        ax.plot(ns, [points[(target, str(n))] for n in ns], marker="o", label=target)
-    ax.axhline(0.5, color="grey", linestyle="--", label="50% efficiency (METG)")
-    ax.set_xscale("log")
-    ax.set_xlabel("matmul size n (an n x n job)")
-    ax.set_ylabel("efficiency: compute / round trip")
-    ax.set_title(f"A routed job's efficiency ({meta['date']})")
-    ax.legend(fontsize="small")
-    return fig
+    return _series(_values(figures, r"metg/(\w+)/efficiency/(\d+)"),
+                   (0.5, "50% efficiency (METG)"),
+                   ("matmul size n (an n x n job)", "efficiency: compute / round trip",
+                    f"A routed job's efficiency ({meta['date']})"), False)
 
 
 def write_all(folder, figures, meta, yardstick) -> list:
