@@ -57,6 +57,7 @@ def _run(source: str, inputs, threads: int = 1):
 def measure(scale: str) -> list[Figure]:
     plan = PLAN[scale]
     inputs = data.inputs(ALGO, plan["rows"])
+    yardstick = parallelism(1 if scale == "smoke" else 3)
     figures = []
     with ExitStack() as stack:
         password = secrets.token_hex(16)
@@ -88,13 +89,19 @@ def measure(scale: str) -> list[Figure]:
             for kind in plan["kinds"]:
                 one = s[f"{kind} x1"].median
                 for n in plan["workers"][1:]:
+                    speedup = one / s[f"{kind} x{n}"].median
                     figures.append(Figure(
-                        f"sweep/{k}/{kind}_x{n}/over_one", one / s[f"{kind} x{n}"].median, "x",
+                        f"sweep/{k}/{kind}_x{n}/over_one", speedup, "x",
                         f"{k} configurations: one {kind} worker / {n}", "higher", parallel=True,
                         sides=sides_of({f"{kind} x1": s[f"{kind} x1"],
                                         f"{kind} x{n}": s[f"{kind} x{n}"]})))
+                    figures.append(Figure(
+                        f"sweep/{k}/{kind}_x{n}/of_yardstick", speedup / yardstick, "x",
+                        f"{k} configurations: the speed-up of {n} {kind} workers over one, as "
+                        "a share of the yardstick (1.0 = all the parallelism the machine gave)",
+                        parallel=True))
         os.environ.pop(PASS_VAR, None)
-    figures.append(Figure("sweep/yardstick", parallelism(1 if scale == "smoke" else 3), "x",
+    figures.append(Figure("sweep/yardstick", yardstick, "x",
                           "the parallelism the machine gave: pure-Python loops, 1 process / "
                           "2 processes (2.0 = two free cores)"))
     return figures
