@@ -1,8 +1,6 @@
 """A routed chain against the local run, per algorithm and row count: `maned-run` with the
 definition on one Bark VM (the child's start included, as a user pays it) against the
 same script run locally, and the crossover: the fewest rows at which routing is faster."""
-import maned
-
 from . import data
 from .figures import Figure, sides_of
 from .timing import alternate, ratio
@@ -11,14 +9,6 @@ SIZES = {"smoke": {"linear_regression": (8, 100)},
          "full": {a: (8, 100, 1000, 10000) for a in data.ALGORITHMS}}
 REPS = {"smoke": 5, "full": 3}
 SMALL, SMALL_REPS = 100, 10  # up to this many rows a run is short and noisy: more repetitions
-
-
-def _runner(source: str, inputs: dict):
-    def run():
-        report = maned.run(source=source, inputs=inputs)
-        if report.exit_code:
-            raise RuntimeError(f"a benchmark run failed: {report.diagnostics[0].message}")
-    return run
 
 
 def measure(scale: str) -> list[Figure]:
@@ -30,8 +20,9 @@ def measure(scale: str) -> list[Figure]:
         for rows in sizes:
             inputs = data.inputs(algo, rows)
             reps = SMALL_REPS if scale == "full" and rows <= SMALL else REPS[scale]
-            s = alternate({"local": _runner(local_src, inputs),
-                           "routed": _runner(routed_src, inputs)}, reps,
+            s = alternate({"local": lambda: data.checked_run(local_src, inputs, {"local"}),
+                           "routed": lambda: data.checked_run(routed_src, inputs, {"vm"})},
+                          reps,
                           warmup=0 if rows >= 10000 else 1)
             r = ratio(s["routed"], s["local"])
             figures.append(Figure(f"chain/{algo}/{rows}", r, "x",

@@ -51,3 +51,21 @@ def inputs(algo: str, rows: int, seed: int = 20261201) -> dict[str, Tensor]:
         else:
             y.append({"svm": 200 * side - 100}.get(algo, 100 * side))
     return {"X": Tensor((rows, 2), tuple(x)), "y": Tensor((rows, 1), tuple(y))}
+
+
+def checked_run(source: str, inputs: dict, targets: set[str] | None = None, rounds=None,
+                **kwargs) -> None:
+    """maned.run, refusing to be timed as a success unless it was one: exit 0, its round
+    jobs (all `rounds` of them, when given) on `targets` (default: wherever they ran)."""
+    import maned
+
+    report = maned.run(source=source, inputs=inputs, **kwargs)
+    if report.exit_code:
+        raise RuntimeError("a benchmark run failed: "
+                           + "; ".join(d.message for d in report.diagnostics))
+    jobs = [j for j in report.jobs if "#r" in j.flow]
+    if rounds is not None and len(jobs) != rounds:
+        raise RuntimeError(f"a benchmark run made {len(jobs)} rounds, not {rounds}")
+    if targets is not None and {j.target for j in jobs} != targets:
+        raise RuntimeError(f"a benchmark run's rounds ran on {sorted({j.target for j in jobs})}"
+                           f", not {sorted(targets)}")

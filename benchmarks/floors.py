@@ -1,12 +1,11 @@
 """The physical floors a round trip is compared with (DESIGN §9): a raw pipe echo to a child
-process, and a raw loopback HTTP request to a server that only answers. Neither does any
+process, and a raw loopback HTTP request to a child that only echoes the body back (raw
+sockets, TCP_NODELAY, one write). Neither does any
 work; what a transport costs above them is its own overhead."""
 import struct
 import subprocess
 import sys
-import threading
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from maned.targets import limits
 from maned.targets.http_exchange import Exchange
@@ -38,38 +37,58 @@ def pipe_echo():
     try:
         yield send
     finally:
-        proc.stdin.close()
-        proc.wait(timeout=10)
+        _stop(proc)
 
 
-class _Answer(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+RESPONDER = r"""
+import socket, sys
+server = socket.create_server(("127.0.0.1", 0))
+print(server.getsockname()[1], flush=True)
+while True:
+    conn, _ = server.accept()
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += conn.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:"))
+    while len(body) < length:
+        body += conn.recv(65536)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                 % len(body) + body)
+    conn.close()
+"""
 
 
 @contextmanager
 def loopback_http():
-    """send(payload) -> payload, one POST on a fresh connection (as the CDP client does)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    host, port = server.server_address[:2]
+    """send(payload) -> payload: one POST on a fresh connection (as the CDP client makes
+    them) to a child process that only echoes the body back, in one write."""
+    proc = subprocess.Popen([sys.executable, "-c", RESPONDER], stdout=subprocess.PIPE)
+    port = int(proc.stdout.readline())
 
     def send(payload: bytes) -> bytes:
-        return Exchange(host, port, limits.CONNECT_TIMEOUT_S, limits.ANSWER_DEADLINE_S).send(
+        return Exchange("127.0.0.1", port, limits.CONNECT_TIMEOUT_S,
+                        limits.ANSWER_DEADLINE_S).send(
             "POST", "/echo", [], [("Content-Type", "application/octet-stream")],
             payload).body
     try:
         yield send
     finally:
-        server.shutdown()
-        server.server_close()
+        _stop(proc, at_once=True)  # it serves forever
+
+
+def _stop(proc: subprocess.Popen, at_once: bool = False) -> None:
+    """End a floor's child: on the end of its input, or killed (at once, or when it does
+    not end within a few seconds)."""
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            stream.close()
+    try:
+        if at_once:
+            raise subprocess.TimeoutExpired(proc.args, 0)
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -2,6 +2,7 @@
 one-op flow and the same integers: matmul, elementwise, reductions, conv2d. The reference
 is sized down where it would take minutes (matmul above 128 runs on the executor alone)."""
 import random
+import time
 
 import numpy as np
 
@@ -29,7 +30,8 @@ SIZES = {"smoke": {"matmul": (16,), "elementwise": (64,), "reduction": (64,), "c
          "full": {"matmul": (16, 32, 64, 128, 256, 512, 1024), "elementwise": (64, 256),
                   "reduction": (64, 256), "conv2d": (16, 64)}}
 REFERENCE_UP_TO = {"matmul": 128}  # larger: the executor alone (the reference takes minutes)
-REPS = {"smoke": 2, "full": 5}
+REPS = {"smoke": 3, "full": 5}
+BATCH_S = 0.005
 
 
 def one_op(family: str, n: int):
@@ -54,10 +56,29 @@ def executor_of(mnpk: bytes):
 
 
 def _one_op(family: str, n: int):
-    """(run the executor, run the reference) on one one-op flow at size n."""
+    """(run the executor, run the reference) on one one-op flow at size n, each checked
+    once to give the same integers as the other."""
     graph, names, tensors, mnpk = one_op(family, n)
-    return (executor_of(mnpk),
-            lambda: evaluate(graph, dict(zip(names, tensors)), {}, OpContext(0)))
+    executor = executor_of(mnpk)
+    reference = lambda: evaluate(graph, dict(zip(names, tensors)), {}, OpContext(0))  # noqa: E731
+    if n <= REFERENCE_UP_TO.get(family, n):
+        got, want = executor()[0], reference()["r"]
+        if tuple(int(v) for v in got.reshape(-1)) != want.data:
+            raise RuntimeError(f"{family} at n={n}: the executor and the reference differ")
+    return executor, reference
+
+
+def batched(fn, at_least_s: float = BATCH_S):
+    """fn repeated enough times per call to take about `at_least_s` (a sample of a 10 us
+    kernel is then not one timer tick); (the batch, its size)."""
+    t0 = time.perf_counter()
+    fn()
+    times = max(1, int(at_least_s / max(time.perf_counter() - t0, 1e-7)))
+
+    def batch():
+        for _ in range(times):
+            fn()
+    return batch, times
 
 
 def measure(scale: str) -> list[Figure]:
@@ -66,10 +87,15 @@ def measure(scale: str) -> list[Figure]:
         for n in sizes:
             executor, reference = _one_op(family, n)
             with_reference = n <= REFERENCE_UP_TO.get(family, n)
-            sides = {"executor": executor, **({"reference": reference} if with_reference else {})}
+            (run, k) = batched(executor)
+            sides = {"executor": run}
+            if with_reference:  # the same number of calls on both sides
+                sides["reference"] = lambda reference=reference, k=k: [reference()
+                                                                       for _ in range(k)]
             s = alternate(sides, REPS[scale] if with_reference else 3)
-            figures.append(Figure(f"kernel/{family}/{n}/executor", s["executor"].median * 1000,
-                                  "ms", f"{family} at n={n} on the numpy executor (median)",
+            figures.append(Figure(f"kernel/{family}/{n}/executor",
+                                  s["executor"].median / k * 1000, "ms",
+                                  f"{family} at n={n} on the numpy executor (median)",
                                   sides=sides_of(s)))
             if with_reference:
                 figures.append(Figure(f"kernel/{family}/{n}/speedup",

@@ -4,6 +4,9 @@ the executor's time in-process, its cost the device's round trip; efficiency = c
 round trip. METG is the compute of the smallest n measured that reaches 50 %."""
 from contextlib import ExitStack
 
+from bark_vm.pipeline import WorkerConfig, handle
+from bark_vm.wire.constants import SYNC_LIMIT
+
 from .figures import Figure
 from .kernels import executor_of, one_op
 from .timing import alternate
@@ -21,17 +24,24 @@ def measure(scale: str) -> list[Figure]:
         points = {t: [] for t in devices}
         for n in SIZES[scale]:
             mnpk = one_op("matmul", n)[3]
+            answer = handle(mnpk, WorkerConfig())
             sides = {"compute": executor_of(mnpk)}
             sides.update({t: (lambda d=d: d.run(mnpk)) for t, d in devices.items()})
+            for t in devices:  # each answers what the worker's pipeline answers, first
+                if sides[t]() != answer:
+                    raise RuntimeError(f"{t} answered a {n}x{n} matmul differently")
             s = alternate(sides, REPS[scale])
             for t in devices:
-                points[t].append((n, s["compute"].median, s["compute"].median / s[t].median))
+                points[t].append((n, s["compute"].median, s["compute"].median / s[t].median,
+                                  len(mnpk)))
     for t, rows in points.items():
-        for n, compute, eff in rows:
+        for n, compute, eff, size in rows:
+            mode = ("; async (over the 64 KiB sync limit): submit, poll, read"
+                    if t == "http" and size >= SYNC_LIMIT else "")
             figures.append(Figure(f"metg/{t}/efficiency/{n}", eff, "x",
                                   f"{t}: a {n}x{n} matmul's compute ({compute * 1e6:.0f} us) / "
-                                  "its round trip"))
-        reached = next(((n, c) for n, c, e in rows if e >= 0.5), None)
+                                  f"its round trip ({size} bytes{mode})"))
+        reached = next(((n, c) for n, c, e, _ in rows if e >= 0.5), None)
         figures.append(Figure(f"metg/{t}/metg50", reached[1] * 1e6 if reached else None, "us",
                               f"{t}: METG(50%), the compute of the smallest matmul reaching 50% "
                               f"efficiency (n={reached[0] if reached else 'none measured'})",

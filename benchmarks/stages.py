@@ -8,7 +8,6 @@ child's start and the local init and epilogue, amortised, included)."""
 import time
 from contextlib import ExitStack
 
-import maned
 from bark_vm.pipeline import WorkerConfig, check_request, execute_request
 from maned.interp.evaluate import evaluate
 from maned.lang import ast
@@ -22,11 +21,12 @@ from maned.ops.registry import OpContext
 from maned.pipeline.compile import compile_script
 
 from . import data
-from .figures import Figure
+from .figures import Figure, sides_of
+from .timing import alternate
 from .workers import http_device, vm_device
 
 ALGO, ROWS, BUDGET = "linear_regression", 8, 16
-REPS = {"smoke": 1, "full": 5}
+REPS = {"smoke": 3, "full": 5}
 
 
 def rounds_of(source: str, inputs: dict):
@@ -47,12 +47,6 @@ def rounds_of(source: str, inputs: dict):
         state = {key: out[key] for key in start.state}
         rounds.append((first, count, graph, given))
     return module, start, cfg, q, checked.program.quant, rounds
-
-
-def _checked(report: maned.Report) -> None:
-    if report.exit_code or len(report.jobs) < 2:
-        raise RuntimeError("the benchmark's routed run failed: "
-                           + "; ".join(d.message for d in report.diagnostics))
 
 
 def _per_round(fn, n: int, reps: int) -> float:
@@ -91,32 +85,38 @@ def measure(scale: str) -> list[Figure]:
     }
     worker_side = stage["worker decode and validate"] + stage["execute"]
     coordinator = stage["graph build"] + stage["lowering"] + stage["encoding"]
-    local = _per_round(lambda: maned.run(source=source, inputs=inputs), n, reps)
-    figures = [Figure("rounds/count", n, "rounds", f"{ALGO}, {ROWS} rows, budget: {BUDGET}"),
-               Figure("rounds/local/total", local * 1e6, "us",
-                      "a whole local run per round (the interpreter)")]
-    for name, s in stage.items():
-        figures.append(Figure(f"rounds/stage/{name.replace(' ', '_')}", s * 1e6, "us",
-                              f"per round: {name} (in-process)"))
+    figures = [Figure("rounds/count", n, "rounds", f"{ALGO}, {ROWS} rows, budget: {BUDGET}")]
+    figures += [Figure(f"rounds/stage/{name.replace(' ', '_')}", t * 1e6, "us",
+                       f"per round: {name} (in-process)") for name, t in stage.items()]
     with ExitStack() as stack:
         devices = {"vm": stack.enter_context(vm_device()),
-                   "http": stack.enter_context(http_device())}
+                   "http": stack.enter_context(http_device("http"))}
+        sides = {"local": lambda: data.checked_run(source, inputs, {"local"}, n)}
         for target, device in devices.items():
-            trip = _per_round(lambda: [device.run(r) for r in requests], n, reps)
+            # the block names the alias; the lent device runs it
             routed = data.script(ALGO, (target,), extra=f"budget: {BUDGET}") + \
-                data.vm_devices([target])  # the block names the alias; the lent device runs it
-            total = _per_round(lambda: _checked(maned.run(source=routed, inputs=inputs,
-                                                          devices={target: device})), n, reps)
-            figures += [
-                Figure(f"rounds/{target}/total", total * 1e6, "us",
-                       f"a whole routed run per round, {target} (the device lent, warm)"),
-                Figure(f"rounds/{target}/round_trip", trip * 1e6, "us",
-                       f"per round: the request through the {target} device and back"),
-                Figure(f"rounds/{target}/transit", max(trip - worker_side, 0) * 1e6, "us",
-                       f"per round: {target} round trip less the worker's own stages"),
-                Figure(f"rounds/{target}/scheduler", max(total - coordinator - trip, 0) * 1e6,
-                       "us", f"per round: the rest of a routed run on {target} (scheduling, "
-                       "results, init and epilogue amortised)"),
-                Figure(f"rounds/{target}/over_local", total / local, "x",
-                       f"per round: routed to {target} / local", "lower")]
+                data.vm_devices([target])
+            sides[f"{target} run"] = (lambda routed=routed, target=target, device=device:
+                                      data.checked_run(routed, inputs, {target}, n,
+                                                       devices={target: device}))
+            sides[f"{target} trip"] = lambda device=device: [device.run(r) for r in requests]
+        s = alternate(sides, REPS[scale])
+    local = s["local"].median / n
+    figures.append(Figure("rounds/local/total", local * 1e6, "us",
+                          "a whole local run per round (the interpreter)"))
+    for target in devices:
+        total, trip = s[f"{target} run"].median / n, s[f"{target} trip"].median / n
+        figures += [
+            Figure(f"rounds/{target}/total", total * 1e6, "us",
+                   f"a whole routed run per round, {target} (the device lent, warm)"),
+            Figure(f"rounds/{target}/round_trip", trip * 1e6, "us",
+                   f"per round: the request through the {target} device and back"),
+            Figure(f"rounds/{target}/transit", max(trip - worker_side, 0) * 1e6, "us",
+                   f"per round: {target} round trip less the worker's own stages"),
+            Figure(f"rounds/{target}/scheduler", max(total - coordinator - trip, 0) * 1e6,
+                   "us", f"per round: the rest of a routed run on {target} (scheduling, "
+                   "results, init and epilogue amortised)"),
+            Figure(f"rounds/{target}/over_local", total / local, "x",
+                   f"per round: routed to {target} / local", "lower",
+                   sides=sides_of({f"{target} run": s[f"{target} run"], "local": s["local"]}))]
     return figures
