@@ -6,6 +6,9 @@ answer, as a `WorkerError` carrying its CDP code:
   (UNSUPPORTED_OP, naming the missing mnemonics in first-use order) · 5 instructions ·
   6 binding (BAD_ENVELOPE) · 7 execution (SHAPE_MISMATCH / EXEC_FAILED) · 8 MNRS status 0.
 """
+import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from .wire.constants import DEFAULT_MAX_PAYLOAD, RF_SLOTS, WorkerError
@@ -54,17 +57,44 @@ class WorkerConfig:
         return encode_status(self.status(**kw))
 
 
+class Programs:
+    """Validated programs by the SHA-256 of their IR bytes and the worker's ABI (DESIGN §9):
+    a round chain sends one program many times, and parsing and validating it again would
+    answer the same. A miss is steps 3-5 as written; nothing on the wire changes."""
+
+    def __init__(self, size: int = 64):
+        self.size, self._lock, self._known = size, threading.Lock(), OrderedDict()
+
+    def checked(self, ir: bytes, config: WorkerConfig) -> Module:
+        key = (hashlib.sha256(ir).digest(), config.abi)
+        with self._lock:
+            module = self._known.get(key)
+            if module is not None:
+                self._known.move_to_end(key)
+                return module
+        module = parse_module(ir, config.abi)
+        missing = missing_ops(module, config.ops)
+        if missing:
+            raise WorkerError("UNSUPPORTED_OP", "this worker does not support: "
+                              + ", ".join(missing))
+        validate_module(module, config.rf_slots)
+        with self._lock:
+            self._known[key] = module
+            if len(self._known) > self.size:
+                self._known.popitem(last=False)
+        return module
+
+
+PROGRAMS = Programs()
+
+
 def check_request(raw: bytes, config: WorkerConfig) -> tuple[Request, Module]:
     """Steps 1-6: everything short of execution."""
     if len(raw) > config.max_payload:
         raise WorkerError("TOO_LARGE", f"request of {len(raw)} bytes is over max_payload "
                           f"{config.max_payload}")
     request = decode_request(raw)
-    module = parse_module(request.ir, config.abi)
-    missing = missing_ops(module, config.ops)
-    if missing:
-        raise WorkerError("UNSUPPORTED_OP", "this worker does not support: " + ", ".join(missing))
-    validate_module(module, config.rf_slots)
+    module = PROGRAMS.checked(request.ir, config)
     params = sum(1 for i in module.instrs if i.opcode == PARAM)
     if params != len(request.entries):
         raise WorkerError("BAD_ENVELOPE", f"the module has {params} PARAMs but the request "
@@ -97,8 +127,9 @@ def execute_request(request: Request, module: Module) -> bytes:
         if not 1 <= len(shape) <= 4 or 0 in shape:
             raise WorkerError("EXEC_FAILED", f"output {k} has shape {list(shape)}, which no "
                               "tensor entry can carry")
-        data = tuple(int(v) for v in arr.reshape(-1).tolist())
-        bad = next((v for v in data if not lo <= v <= hi), None)
+        data = tuple(arr.reshape(-1).tolist())
+        bad = None if lo <= min(data) <= max(data) <= hi else next(
+            v for v in data if not lo <= v <= hi)
         if bad is not None:
             raise WorkerError("EXEC_FAILED", f"output {k} holds {bad}, outside the "
                               f"{DTYPE_NAME[dtype]} envelope [{lo}, {hi}]")

@@ -8,7 +8,7 @@ from bark_vm.pipeline import WorkerConfig, handle
 from bark_vm.wire.constants import SYNC_LIMIT
 
 from .figures import Figure
-from .kernels import executor_of, one_op
+from .kernels import batched, executor_of, one_op
 from .timing import alternate
 from .workers import http_device, vm_device
 
@@ -25,15 +25,16 @@ def measure(scale: str) -> list[Figure]:
         for n in SIZES[scale]:
             mnpk = one_op("matmul", n)[3]
             answer = handle(mnpk, WorkerConfig())
-            sides = {"compute": executor_of(mnpk)}
+            compute, k = batched(executor_of(mnpk))
+            sides = {"compute": compute}
             sides.update({t: (lambda d=d: d.run(mnpk)) for t, d in devices.items()})
             for t in devices:  # each answers what the worker's pipeline answers, first
                 if sides[t]() != answer:
                     raise RuntimeError(f"{t} answered a {n}x{n} matmul differently")
             s = alternate(sides, REPS[scale])
             for t in devices:
-                points[t].append((n, s["compute"].median, s["compute"].median / s[t].median,
-                                  len(mnpk)))
+                per_job = s["compute"].median / k
+                points[t].append((n, per_job, per_job / s[t].median, len(mnpk)))
     for t, rows in points.items():
         for n, compute, eff, size in rows:
             mode = ("; async (over the 64 KiB sync limit): submit, poll, read"

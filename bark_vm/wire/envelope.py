@@ -5,6 +5,7 @@ each ≥ 1) and a flat row-major tuple of ints. Encoding is byte-deterministic a
 unencodable value with ValueError. Decoding checks every length against the bytes left and
 raises `WorkerError("BAD_ENVELOPE", detail)` for anything wrong; nothing else escapes.
 """
+import struct
 from dataclasses import dataclass
 from math import prod
 
@@ -17,6 +18,7 @@ from .header import bad as _bad, read_head
 Entry = tuple[tuple[int, ...], tuple[int, ...]]
 
 ELEM_BYTES = {DTYPE_INT8: 1, DTYPE_INT32: 4}
+ELEM_FORMAT = {DTYPE_INT8: "b", DTYPE_INT32: "i"}  # their struct codes (little-endian, signed)
 DTYPE_RANGE = {DTYPE_INT8: (-128, 127), DTYPE_INT32: (-2 ** 31, 2 ** 31 - 1)}
 DTYPE_NAME = {DTYPE_INT8: "int8", DTYPE_INT32: "int32"}
 
@@ -79,12 +81,11 @@ def encode_entry(index: int, entry: Entry, dtype: int) -> bytes:
     if not 0 <= index <= 255:
         raise ValueError(f"tensor index {index} does not fit u8")
     lo, hi = DTYPE_RANGE[dtype]
-    for v in data:
-        if not lo <= v <= hi:
-            raise ValueError(f"tensor {index}: value {v} does not fit {DTYPE_NAME[dtype]}")
-    size = ELEM_BYTES[dtype]
-    return (bytes((index, dtype, len(shape), 0)) + b"".join(d.to_bytes(4, "little") for d in shape)
-            + b"".join(v.to_bytes(size, "little", signed=True) for v in data))
+    if data and not lo <= min(data) <= max(data) <= hi:
+        bad = next(v for v in data if not lo <= v <= hi)
+        raise ValueError(f"tensor {index}: value {bad} does not fit {DTYPE_NAME[dtype]}")
+    return (bytes((index, dtype, len(shape), 0)) + struct.pack(f"<{len(shape)}I", *shape)
+            + struct.pack(f"<{len(data)}{ELEM_FORMAT[dtype]}", *data))
 
 
 def _dtype_ok(dtype: int) -> None:
@@ -152,9 +153,7 @@ def _entries(raw: bytes, at: int, count: int, dtype: int | None,
         nbytes = prod(shape) * size  # Python ints: no wrap-around
         if nbytes > len(raw) - at:
             raise _bad(f"tensor entry {k} data is truncated")
-        body = raw[at:at + nbytes]
-        data = tuple(int.from_bytes(body[j:j + size], "little", signed=True)
-                     for j in range(0, nbytes, size))
+        data = struct.unpack_from(f"<{nbytes // size}{ELEM_FORMAT[dt]}", raw, at)
         at += nbytes
         out.append((shape, data))
     return tuple(out), at, tuple(indexes)
