@@ -33,7 +33,12 @@ def main(argv: list[str] | None = None) -> int:
                          f"{', '.join(FAMILIES)} [EUSAGE]\n")
         return 2
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        sys.stderr.write(f"maned-bench: cannot write the results folder {out}: "
+                         f"{e.strerror or e} [EUSAGE]\n")
+        return 2
     select = ["-k", " or ".join(f"[{f}]" for f in only)] if only else []
     code = pytest.main(["-p", "maned_bench.plugin", "-p", "no:cacheprovider", "-q",
                         "--pyargs", "maned_bench.test_benchmarks", *select,

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from maned.diagnostics.printer import mask, register_secret
+from maned.targets.limits import MAX_DEADLINE_S
 
 from . import report
 from .cases import CaseError, all_cases
@@ -60,8 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         return _usage("no worker given: set BARK_URL (or pass the URL), e.g. "
                       "BARK_URL=http://127.0.0.1:4780, with BARK_USER and BARK_PASS")
     for name in ("job_timeout", "case_timeout"):
-        if not getattr(args, name) > 0:
-            return _usage(f"--{name.replace('_', '-')} must be above 0")
+        if not 0 < getattr(args, name) <= MAX_DEADLINE_S:
+            return _usage(f"--{name.replace('_', '-')} must be above 0 and at most "
+                          f"{MAX_DEADLINE_S} seconds")
     register_secret(os.environ.get("BARK_PASS", ""))
     try:
         worker = WorkerUnderTest(args.url, deadline_s=args.job_timeout)
@@ -71,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         return _usage(str(e))
     if not cases:
         return _usage(f"no case id starts with {args.cases!r}; nothing would be certified")
+    try:  # before anything runs: a report that cannot be written is a usage error
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return _usage(f"cannot write the report folder {args.out}: {e.strerror or e}")
     t0 = time.monotonic()
     try:
         status = worker.status()

@@ -119,6 +119,12 @@ def test_maned_bench_runs_families_and_refuses_unknown_ones(tmp_path):
     cmd = [sys.executable, "-m", "maned_bench.cli", "--smoke", "--out", str(tmp_path)]
     bad = subprocess.run(cmd + ["--only", "nope"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and bad.stderr.endswith("[EUSAGE]\n")
+    (tmp_path / "file").write_text("")
+    unwritable = [sys.executable, "-m", "maned_bench.cli", "--smoke", "--out",
+                  str(tmp_path / "file" / "x")]
+    bad = subprocess.run(unwritable, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "cannot write the results folder" in bad.stderr
+    assert bad.stderr.endswith("[EUSAGE]\n") and "Traceback" not in bad.stderr
     done = subprocess.run(cmd + ["--only", "kernel,roundtrip"], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stdout[-2000:]

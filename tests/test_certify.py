@@ -148,3 +148,24 @@ def test_an_abi1_worker_is_not_supported_where_it_cannot_be_and_passes_elsewhere
     counts = json.loads((tmp_path / "lenient" / "report.json").read_text())["counts"]
     assert counts["fail"] == counts["error"] == counts["timeout"] == 0
     assert counts["not_supported"] > 0 and counts["pass"] > 150
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["http://127.0.0.1:1", "--job-timeout", "0"], "--job-timeout must be above 0"),
+    (["http://127.0.0.1:1", "--case-timeout", "inf"], "--case-timeout must be above 0"),
+    (["http://127.0.0.1:1", "--job-timeout", "nan"], "--job-timeout must be above 0"),
+    (["ftp://x"], "is not http://HOST[:PORT]"),
+    (["http://127.0.0.1:1", "--cases", "nope/"], "no case id starts with"),
+])
+def test_bad_arguments_are_one_coded_line(argv, words, capsys):
+    assert certify.main(argv) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.endswith("[EUSAGE]\n") and "Traceback" not in err
+
+
+def test_a_report_folder_that_cannot_be_written_is_a_usage_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert certify.main(["http://127.0.0.1:1", "--out", str(blocker / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write the report folder" in err and err.endswith("[EUSAGE]\n")
