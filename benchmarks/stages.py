@@ -14,7 +14,7 @@ from maned.lang import ast
 from maned.lowering.envelopes import encode_job
 from maned.lowering.lower import lower
 from maned.ml.algorithms import module_for
-from maned.ml.chain import round_name
+from maned.ml.round_graphs import round_name
 from maned.ml.chunking import round_spans, steps_per_round
 from maned.ml.hyper import configurations
 from maned.ops.registry import OpContext

@@ -228,6 +228,29 @@ def test_a_routed_flow_is_lowered_and_encoded_once_per_abi(workdir, monkeypatch)
     assert len(encodes) == len(calls)
 
 
+def test_a_chain_is_built_and_lowered_once_per_distinct_round(monkeypatch):
+    """Rounds of equal length are one program: built once, lowered once, sent under each
+    round's own name; the remainder round is the only other program. Verify passes."""
+    calls = []
+    real_lower = lower.lower
+    monkeypatch.setattr(lower, "lower", lambda g, abi: calls.append(g.flow)
+                        or real_lower(g, abi))
+    source = expand("{H2}\nin::X = [[100,200],[200,100],[300,500],[400,200]];\n"
+                    "in::y = [[300],[600],[400],[900]];\n"
+                    'device::vm1 { host = "local"; }\n'
+                    "calc::ml::linear_regression fit(X, y) @device(vm1) {\n"
+                    "    iters: 22, lr: [2, 5], features: 2, budget: 40\n"
+                    "} return m0, l0, m1, l1;\n")
+    report = maned.run(source=source, verify=True)
+    assert report.exit_code == 0 and report.verify.status == "PASS"
+    rounds = [j.flow for j in report.jobs if "#r" in j.flow]
+    for c in (0, 1):
+        mine = [r for r in rounds if r.startswith(f"fit#c{c}#")]
+        assert len(mine) > 2  # several rounds of one length, and the remainder
+        assert [f for f in calls if f.startswith(f"fit#c{c}#")] == [f"fit#c{c}#r0",
+                                                                     mine[-1]]
+
+
 def test_the_compiler_caches_by_graph_and_abi():
     checked = maned.pipeline.compile.compile_script(expand(
         "{H0}\ncalc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"))

@@ -257,6 +257,47 @@ def test_limb_matmul_beyond_2_to_21():
     assert int(ex_linalg.matmul_mod32(a, b)[0, 0]) == wrap32(int(want))
 
 
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(1, 40), k=st.integers(1, 40), n=st.integers(1, 40),
+       seed=st.integers(0, 2 ** 32 - 1), edge_share=st.sampled_from([0.0, 0.3, 1.0]))
+def test_both_matmul_paths_give_the_definition(m, k, n, seed, edge_share):
+    """The kernel picks numpy's uint32 loop below SMALL_MATMUL multiply-adds and the limbs
+    above; whichever it picks, and the other one too, gives the wrapped exact product."""
+    rng = np.random.default_rng(seed)
+    a, b = edge_matrix(rng, (m, k), edge_share), edge_matrix(rng, (k, n), edge_share)
+    want = plain_matmul(a, b).tolist()
+    assert KERNELS_BY_NAME["matmul"].fn(2, a, b).tolist() == want
+    assert ex_linalg.matmul_mod32(a, b).tolist() == want
+
+
+def test_the_matmul_kernel_takes_each_path(monkeypatch):
+    """Sizes either side of the bound reach the path they should (the limbs are counted)."""
+    seen = []
+    real = ex_linalg.matmul_mod32
+    monkeypatch.setattr(ex_linalg, "matmul_mod32", lambda a, b: seen.append(a.shape) or real(a, b))
+    side = 32  # 32^3 = SMALL_MATMUL multiply-adds: the last size of the small path
+    assert side ** 3 == ex_linalg.SMALL_MATMUL
+    for n in (side, side + 1):
+        a = np.full((n, n), INT32_MIN, np.int32)
+        assert ex_linalg.matmul(2, a, a).tolist() == plain_matmul(a, a).tolist()
+    assert seen == [(side + 1, side + 1)]
+
+
+@SETTINGS
+@given(a=arrays((6,)), b=arrays((6,), st.one_of(st.sampled_from([0, -1, 1]), values)))
+def test_tdiv_with_and_without_zero_divisors(a, b):
+    """The quotient of the zero-free fast path equals the general one's, element by element;
+    a zero anywhere in b takes the general path, and x/0 = 0."""
+    from bark_vm.executor.ints import tdiv
+    got = tdiv(a, b).tolist()
+    for x, y, q in zip(a.tolist(), b.tolist(), got):
+        want = 0 if y == 0 else abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        assert q == want
+    nonzero = np.where(b == 0, 1, b)
+    assert tdiv(a, nonzero).tolist() == [q if y else x for x, y, q in
+                                         zip(a.tolist(), b.tolist(), got)]
+
+
 def test_matmul_large_is_fast_and_exact():
     rng = np.random.default_rng(3)
     a = rng.integers(INT32_MIN, INT32_MAX, (256, 256), dtype=np.int64, endpoint=True).astype(np.int32)
@@ -520,6 +561,35 @@ def test_program_never_leaks_other_exceptions():
     with pytest.raises(WorkerError) as err:
         execute(module([Instr(ir.PARAM, 0)], (0,)), [], 0)
     assert err.value.code == "EXEC_FAILED"
+
+
+def test_a_plan_fails_where_the_instruction_loop_would():
+    """Failures the module's text decides (an undefined read) wait for their instruction: a
+    shape refusal before one is still the answer, and one before a shape refusal wins."""
+    from bark_vm.executor.run import PLANS
+    x = np.zeros((2, 3), np.int32)
+    shape_first = Module(2, (Instr(ir.PARAM, 0), op("matmul", 1, 0, 0), op("relu", 2, 9),
+                             Instr(ir.RETURN, 2)), (2,))
+    undefined_first = Module(2, (Instr(ir.PARAM, 0), op("relu", 1, 9), op("matmul", 2, 0, 0),
+                                 Instr(ir.RETURN, 2)), (2,))
+    for m, code, detail in ((shape_first, "SHAPE_MISMATCH", "matmul [2, 3] x [2, 3]"),
+                            (undefined_first, "EXEC_FAILED", "reads undefined value 9")):
+        for _ in range(2):  # the second run is the kept plan's
+            with pytest.raises(WorkerError) as err:
+                execute(m, [x], 2)
+            assert err.value.code == code and detail in err.value.detail
+        assert PLANS.of(m) is PLANS.of(m)
+
+
+def test_a_kept_plan_gives_the_same_answer_again():
+    """CONST registers are shared by every run of a plan: nothing may write into them."""
+    prog = [Instr(ir.PARAM, 0), Instr(ir.CONST, 1, imm=7), op("add", 2, 0, 1),
+            op("mul", 3, 2, 1)]
+    m = module(prog, (3, 1))
+    x = np.array([[1, -2], [INT32_MAX, INT32_MIN]], np.int32)
+    first = [r.tolist() for r in execute(m, [x], 0)]
+    assert first == [[[56, 35], [wrap32((INT32_MAX + 7) * 7), wrap32((INT32_MIN + 7) * 7)]], [7]]
+    assert [r.tolist() for r in execute(m, [x], 0)] == first
 
 
 def test_program_int8_inputs_become_int32():

@@ -4,18 +4,25 @@ Each kernel is `fn(q, a, b) -> int32 array`; q (the quantres) is unused here.
 """
 import numpy as np
 
-from .ints import I32, I64, U64, broadcast_shape, dims, is_single, mismatch, spread, tdiv, wrap32
+from .ints import I32, U32, broadcast_shape, dims, is_single, mismatch, tdiv, wrap32
 
 
 def _pair(a: np.ndarray, b: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
-    shape = broadcast_shape(a.shape, b.shape, what)
-    return spread(a, shape), spread(b, shape)
+    """The operands, once R4 allows their shapes (numpy's broadcasting of a single element
+    then gives exactly R4's result shape)."""
+    broadcast_shape(a.shape, b.shape, what)
+    return a, b
+
+
+def _u32(x: np.ndarray) -> np.ndarray:
+    """x mod 2^32 as uint32 (a view of an int32 register)."""
+    return (x if x.dtype == I32 else wrap32(x)).view(U32)
 
 
 def _ring(a, b, what, f):
-    """f on uint64 copies (wraps mod 2^64, a multiple of 2^32), then reduced to int32."""
+    """f on uint32 views: unsigned arithmetic wraps mod 2^32, which is the int32 ring."""
     a, b = _pair(a, b, what)
-    return wrap32(f(a.astype(I64).astype(U64), b.astype(I64).astype(U64)))
+    return f(_u32(a), _u32(b)).view(I32)
 
 
 def add(q, a, b):
@@ -36,7 +43,7 @@ def mul(q, a, b):
 def div(q, a, b):
     """tdiv(a, b): truncated toward zero, x/0 = 0, INT32_MIN/−1 = INT32_MIN."""
     a, b = _pair(a, b, "div")
-    return wrap32(tdiv(a.astype(I64), b.astype(I64)))
+    return wrap32(tdiv(a, b))
 
 
 def scalar_mul(q, a, b):

@@ -10,7 +10,6 @@ from ..wire.constants import WorkerError
 
 I32, I64, U32, U64 = np.int32, np.int64, np.uint32, np.uint64
 INT32_MIN, INT32_MAX = -(2 ** 31), 2 ** 31 - 1
-MASK32 = I64(0xFFFFFFFF)
 
 
 def dims(shape) -> str:
@@ -42,12 +41,15 @@ def wrap32(x: np.ndarray) -> np.ndarray:
     if x.dtype == object:
         flat = [((int(v) + 2 ** 31) % 2 ** 32) - 2 ** 31 for v in x.reshape(-1)]
         return np.array(flat, dtype=I32).reshape(x.shape)
-    return (x.astype(I64, copy=False) & MASK32).astype(U32).view(I32)
+    # a signed integer converted to an unsigned type is taken modulo 2^32 (C11 6.3.1.3)
+    return x.astype(I64, copy=False).astype(U32).view(I32)
 
 
 def tdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """int64 quotient truncated toward zero; x/0 = 0. The caller wraps (INT32_MIN/−1 → 2^31)."""
     a, b = i64(a), i64(b)
+    if b.all():  # no zero divisor: a − fmod(a, b) is an exact multiple of b
+        return (a - np.fmod(a, b)) // b
     zero = b == I64(0)
     safe = np.where(zero, I64(1), b)
     q = np.abs(a) // np.abs(safe)

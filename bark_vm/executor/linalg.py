@@ -1,11 +1,14 @@
 """matmul (exact mod 2^32 by float64 BLAS products on 16-bit limbs, DESIGN §5) and transpose."""
 import numpy as np
 
-from .ints import I32, I64, dims, mismatch, wrap32
+from .ints import I32, I64, U32, dims, mismatch, wrap32
 
 # Each limb product sums at most K terms below 2^32 in magnitude; float64 holds every
 # partial sum exactly while K·2^32 < 2^53, i.e. K < 2^21. Longer inner dims are chunked.
 LIMB_CHUNK = 1 << 20
+# Multiply-adds below which numpy's integer loop beats three BLAS products and their limbs
+# (measured: docs/economics.md).
+SMALL_MATMUL = 1 << 15
 
 
 def _limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -35,10 +38,14 @@ def matmul_mod32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def matmul(q, a, b):
-    """[M,K]·[K,N] → [M,N], c[i,j] = Σ_k a[i,k]·b[k,j] (wrapped: a pure sum, R36)."""
+    """[M,K]·[K,N] → [M,N], c[i,j] = Σ_k a[i,k]·b[k,j] (wrapped: a pure sum, R36). Small
+    products run on uint32 views, whose C loop wraps mod 2^32 exactly; large ones on BLAS."""
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise mismatch(f"matmul {dims(a.shape)} x {dims(b.shape)}")
-    return matmul_mod32(a.astype(I32), b.astype(I32))
+    a, b = a.astype(I32, copy=False), b.astype(I32, copy=False)
+    if a.shape[0] * a.shape[1] * b.shape[1] <= SMALL_MATMUL:
+        return np.matmul(a.view(U32), b.view(U32)).view(I32)
+    return matmul_mod32(a, b)
 
 
 def transpose(q, x):

@@ -4,13 +4,34 @@ PARAM k binds inputs[k]; CONST is a `[1]` register holding its sign-extended lit
 SYNC is a no-op (levels matter only to a parallel worker); RETURN ends; the result is the
 output table's registers. Every failure is a WorkerError: SHAPE_MISMATCH for an operand
 shape an op cannot take, EXEC_FAILED for anything else.
+
+A module is first turned into a plan: each instruction's kernel, registers and parameters
+resolved once, and every failure the module's text decides (an opcode without a kernel, a
+read of a value nothing defined) placed where the instruction loop would meet it. Plans are
+kept for the modules the worker's program cache hands out again, so a round chain's program
+is planned once.
 """
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..wire import ir
 from ..wire.constants import WorkerError
 from .ints import I32, INT32_MAX, INT32_MIN, dims, failed
 from .table import KERNELS
+
+PARAM_STEP, CONST_STEP, KERNEL_STEP, FAIL_STEP = range(4)
+PLANS_KEPT = 64
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: tuple[tuple, ...]  # (PARAM_STEP, dst, k) | (CONST_STEP, dst, array) |
+    #                   (KERNEL_STEP, dst, fn, srcs, params, name) | (FAIL_STEP, code, detail)
+    registers: int            # one more than the highest register id
+    outputs: tuple[int, ...]
 
 
 def _register(value, k: int) -> np.ndarray:
@@ -21,14 +42,100 @@ def _register(value, k: int) -> np.ndarray:
     if arr.dtype.itemsize > 4 or arr.dtype == np.uint32:
         if arr.size and (int(arr.min()) < INT32_MIN or int(arr.max()) > INT32_MAX):
             raise failed(f"input {k} holds values outside int32")
-    arr = np.ascontiguousarray(arr.astype(I32))
+    arr = np.ascontiguousarray(arr.astype(I32, copy=False))
     return arr.reshape(1) if arr.ndim == 0 else arr
+
+
+def _const(value: int) -> np.ndarray:
+    arr = np.full((1,), value, dtype=I32)
+    arr.flags.writeable = False  # shared by every run of the plan
+    return arr
+
+
+def fail(detail: str) -> tuple:
+    """A step that fails the job with EXEC_FAILED when the run reaches it."""
+    return (FAIL_STEP, "EXEC_FAILED", detail)
+
+
+def plan(module: ir.Module) -> Plan:
+    """The module's instructions as steps, up to its RETURN."""
+    steps: list[tuple] = []
+    defined: set[int] = set()
+    params = 0
+
+    def undefined(ids, where) -> tuple | None:
+        missing = next((i for i in ids if i not in defined), None)
+        return None if missing is None else fail(f"{where} reads undefined value {missing}")
+
+    for pc, instr in enumerate(module.instrs):
+        op = instr.opcode
+        if op == ir.PARAM:
+            steps.append((PARAM_STEP, instr.dst, params))
+            params += 1
+        elif op == ir.CONST:
+            steps.append((CONST_STEP, instr.dst,
+                          _const(ir.const_value(instr) if module.version >= 2 else 0)))
+        elif op == ir.SYNC:
+            continue
+        elif op == ir.RETURN:
+            break
+        else:
+            kernel = KERNELS.get(op)
+            if kernel is None:
+                steps.append(fail(f"instruction {pc}: opcode 0x{op:02x} cannot be executed"))
+                break
+            srcs = tuple(ir.registers(instr, module.version))
+            missing = undefined(srcs, f"instruction {pc} ({kernel.name})")
+            if missing:
+                steps.append(missing)
+                break
+            try:
+                params = kernel.params(instr)
+            except WorkerError as e:
+                steps.append((FAIL_STEP, e.code, e.detail))
+                break
+            except Exception as e:  # as execute() words any other failure
+                steps.append(fail(f"{type(e).__name__}: {e}"))
+                break
+            steps.append((KERNEL_STEP, instr.dst, kernel.fn, srcs, params, kernel.name))
+        defined.add(instr.dst)
+    if not (steps and steps[-1][0] == FAIL_STEP):
+        missing = undefined(module.outputs, "the output table")
+        if missing:
+            steps.append(missing)
+    ids = [s[1] for s in steps if s[0] != FAIL_STEP] + list(module.outputs)
+    return Plan(tuple(steps), max(ids, default=-1) + 1, tuple(module.outputs))
+
+
+class Plans:
+    """Plans of the modules seen last, by identity (the module is held, so its id stays its
+    own): the worker's program cache returns the same module for the same IR bytes."""
+
+    def __init__(self, size: int = PLANS_KEPT):
+        self.size, self._lock, self._known = size, threading.Lock(), OrderedDict()
+
+    def of(self, module: ir.Module) -> Plan:
+        key = id(module)
+        with self._lock:
+            held = self._known.get(key)
+            if held is not None and held[0] is module:
+                self._known.move_to_end(key)
+                return held[1]
+        made = plan(module)
+        with self._lock:
+            self._known[key] = (module, made)
+            if len(self._known) > self.size:
+                self._known.popitem(last=False)
+        return made
+
+
+PLANS = Plans()
 
 
 def execute(module: ir.Module, inputs: list, quantres: int) -> list[np.ndarray]:
     """Run `module` on `inputs` at quantres q; the output table's registers as int32 arrays."""
     try:
-        return _execute(module, list(inputs), int(quantres))
+        return run(PLANS.of(module), list(inputs), int(quantres))
     except WorkerError:
         raise
     except MemoryError:
@@ -37,37 +144,23 @@ def execute(module: ir.Module, inputs: list, quantres: int) -> list[np.ndarray]:
         raise failed(f"{type(exc).__name__}: {exc}") from None
 
 
-def _execute(module: ir.Module, inputs: list, q: int) -> list[np.ndarray]:
-    regs: dict[int, np.ndarray] = {}
-    params = 0
-
-    def read(ids, where):
-        try:
-            return [regs[i] for i in ids]
-        except KeyError as missing:
-            raise failed(f"{where} reads undefined value {missing}") from None
-
-    for pc, instr in enumerate(module.instrs):
-        op = instr.opcode
-        if op == ir.PARAM:
-            if params >= len(inputs):
-                raise failed(f"PARAM {params} has no input ({len(inputs)} given)")
-            regs[instr.dst] = _register(inputs[params], params)
-            params += 1
-        elif op == ir.CONST:
-            value = ir.const_value(instr) if module.version >= 2 else 0
-            regs[instr.dst] = np.full((1,), value, dtype=I32)
-        elif op == ir.SYNC:
-            continue
-        elif op == ir.RETURN:
-            break
-        else:
-            kernel = KERNELS.get(op)
-            if kernel is None:
-                raise failed(f"instruction {pc}: opcode 0x{op:02x} cannot be executed")
-            args = read(ir.registers(instr, module.version), f"instruction {pc} ({kernel.name})")
-            out = kernel.fn(q, *args, **kernel.params(instr))
+def run(p: Plan, inputs: list, q: int) -> list[np.ndarray]:
+    regs: list = [None] * p.registers
+    for step in p.steps:
+        kind = step[0]
+        if kind == KERNEL_STEP:
+            _, dst, fn, srcs, params, name = step
+            out = fn(q, *[regs[s] for s in srcs], **params)
             if out.dtype != I32 or out.ndim == 0:
-                raise failed(f"{kernel.name} produced {out.dtype} {dims(out.shape)}")
-            regs[instr.dst] = out
-    return read(module.outputs, "the output table")
+                raise failed(f"{name} produced {out.dtype} {dims(out.shape)}")
+            regs[dst] = out
+        elif kind == PARAM_STEP:
+            _, dst, k = step
+            if k >= len(inputs):
+                raise failed(f"PARAM {k} has no input ({len(inputs)} given)")
+            regs[dst] = _register(inputs[k], k)
+        elif kind == CONST_STEP:
+            regs[step[1]] = step[2]
+        else:
+            raise WorkerError(step[1], step[2])
+    return [regs[i] for i in p.outputs]

@@ -5,7 +5,7 @@ from ..diagnostics import Diagnostic
 from ..lang import ast
 from ..ml.algorithms import is_tier_a, module_for
 from ..ml.base import MlRefusal
-from ..ml.chain import round_name
+from ..ml.round_graphs import RoundGraphs, round_name
 from ..ml.chunking import round_spans, steps_per_round
 from ..ml.train import bind_returns, fit_tier_b
 from ..targets.target import LOCAL
@@ -34,9 +34,11 @@ class MlRun:
                 results = [(fit_tier_b(self.module, x, y, c, self.q), None) for c in self.configs]
                 return self.finish(bind_returns(self.d, results), None)
             self.starts = [self.module.init(x, y, c, self.q) for c in self.configs]
+            self.graphs = [RoundGraphs(self.module, self.d.name, i, s, c, self.q)
+                           for i, (s, c) in enumerate(zip(self.starts, self.configs))]
             self.spans = [round_spans(s.steps, steps_per_round(
-                self.module, round_name(self.d.name, i, 0), s, c, self.q))
-                for i, (s, c) in enumerate(zip(self.starts, self.configs))]
+                self.module, round_name(self.d.name, i, 0), s, c, self.q, g.build))
+                for i, (s, c, g) in enumerate(zip(self.starts, self.configs, self.graphs))]
         except MlRefusal as r:
             return self.finish(None, self._refused(r.reason))
         self.states = [dict(s.state) for s in self.starts]
@@ -50,9 +52,8 @@ class MlRun:
 
     def _submit_round(self, i: int, r: int) -> None:
         first, count = self.spans[i][r]
-        name = round_name(self.d.name, i, r)
-        graph = self.module.round_graph(name, first, count, self.starts[i], self.configs[i],
-                                        self.q)
+        graph = self.graphs[i].build(first, count, r)
+        name = graph.flow
         self.submit(Job(key=(self.level + r + 1, self.position, i, r), name=name, graph=graph,
                         inputs={**self.starts[i].constants, **self.states[i]},
                         target=self._target(i), round_flow=True,

@@ -2,7 +2,7 @@
 its encoded bytes and the compute ops a worker must advertise; per input ranks, whether
 each output is rank-0 locally (R5). Pre-flight and the routed targets read only this."""
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bark_vm.wire.ir import compute_mnemonics
 
@@ -35,25 +35,43 @@ class Compiled:
 
 
 class Compiler:
-    """The run's one cache: each (graph, ABI) is lowered and encoded once. Thread-safe enough
-    for its use: a race can only lower twice, never give two different answers."""
+    """The run's one cache: each program is lowered, encoded and checked once per ABI and
+    input ranks. A program is a graph's nodes, parameters and outputs; its name is not part
+    of it, so the renamed rounds of a chain (ml/round_graphs) share one entry and each
+    Compiled still names its own flow. Thread-safe enough for its use: a race can only
+    compile twice, never give two different answers."""
 
     def __init__(self):
-        self._lowered: dict[tuple[int, int], tuple[FlowGraph, Lowered, tuple[str, ...]]] = {}
+        self._lowered: dict[tuple, tuple[FlowGraph, Lowered, tuple[str, ...]]] = {}
+        self._compiled: dict[tuple, tuple[FlowGraph, Compiled]] = {}
         self.lowerings = 0  # how many times a graph was lowered (a test counts them)
+
+    @staticmethod
+    def _program(graph: FlowGraph, abi: int) -> tuple:
+        return id(graph.nodes), graph.params, graph.outputs, abi
 
     def lowered(self, graph: FlowGraph, abi: int) -> tuple[Lowered, tuple[str, ...]]:
         """The graph lowered at `abi` (LoweringError when it cannot be), and its mnemonics."""
-        key = (id(graph), abi)
+        key = self._program(graph, abi)
         if key not in self._lowered:
             low = lowering.lower(graph, abi)
             self.lowerings += 1
-            # the graph is held so that its id is not reused while the cache lives
+            # the graph is held so that the id of its nodes is not reused while the cache lives
             self._lowered[key] = (graph, low, tuple(compute_mnemonics(low.module)))
         _, low, mnemonics = self._lowered[key]
-        return low, mnemonics
+        return (low if low.graph is graph else replace(low, graph=graph)), mnemonics
 
     def compile(self, graph: FlowGraph, abi: int, inputs: dict[str, Tensor]) -> Compiled:
+        key = self._program(graph, abi) + (tuple(inputs[p].rank == 0 for p in graph.params),)
+        held = self._compiled.get(key)
+        if held is None:
+            held = self._compiled[key] = (graph, self._compile(graph, abi, inputs))
+        compiled = held[1]
+        if compiled.lowered is None or compiled.graph is graph:
+            return compiled
+        return replace(compiled, lowered=replace(compiled.lowered, graph=graph))
+
+    def _compile(self, graph: FlowGraph, abi: int, inputs: dict[str, Tensor]) -> Compiled:
         rank0 = rank0_values(graph, inputs)
         refusal = interpreter_refusal(graph, rank0)
         if refusal:

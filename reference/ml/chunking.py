@@ -14,12 +14,15 @@ def wire_inputs(graph: FlowGraph) -> int:
     return len(graph.params) + hoisted
 
 
-def steps_per_round(module, name: str, start: Start, cfg: dict, q: int) -> int:
+def steps_per_round(module, name: str, start: Start, cfg: dict, q: int, build=None) -> int:
     """k = ⌊(budget − fixed)/per⌋ from the value counts of 1- and 2-step round graphs, then
-    shrunk until the round's inputs and outputs fit the 16-tensor caps."""
+    shrunk until the round's inputs and outputs fit the 16-tensor caps. `build(first,
+    count)` gives round graphs (a run's RoundGraphs, which keeps them for the rounds)."""
+    if build is None:
+        build = (lambda first, count: module.round_graph(name, first, count, start, cfg, q))
     budget = cfg["budget"]
-    v1 = len(module.round_graph(name, 0, 1, start, cfg, q).nodes)
-    v2 = len(module.round_graph(name, 0, 2, start, cfg, q).nodes) if start.steps > 1 else 2 * v1
+    v1 = len(build(0, 1).nodes)
+    v2 = len(build(0, 2).nodes) if start.steps > 1 else 2 * v1
     per = max(v2 - v1, 1)
     fixed = v1 - per
     k = (budget - fixed) // per
@@ -28,7 +31,7 @@ def steps_per_round(module, name: str, start: Start, cfg: dict, q: int) -> int:
                         "raise budget:")
     k = min(k, start.steps)
     while True:
-        g = module.round_graph(name, 0, k, start, cfg, q)
+        g = build(0, k)
         if wire_inputs(g) <= MAX_TENSORS and len(g.outputs) <= MAX_TENSORS:
             return k
         if k == 1:

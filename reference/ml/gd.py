@@ -38,6 +38,11 @@ class GradientDescent:
             extra={"mu": mu, "sd": sd})
 
     # --- one round flow (wire ops) ----------------------------------------------------
+    @staticmethod
+    def round_key(first: int, count: int) -> int:
+        """Every round of `count` iterations is the same program (w is its only state)."""
+        return count
+
     def round_graph(self, name: str, first: int, count: int, start: Start, cfg: dict,
                     q: int) -> FlowGraph:
         """`count` iterations of §4.2: P = A·w, f = P/S, e, G = Aᵀe + λ⊙w, U = G·lr,

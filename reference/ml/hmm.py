@@ -169,6 +169,11 @@ def init(O: Tensor, y, cfg: dict, q: int) -> Start:
     return Start(constants={"O": O}, state=state, steps=cfg["iters"])
 
 
+def round_key(first: int, count: int) -> int:
+    """Every round of `count` EM iterations is the same program."""
+    return count
+
+
 def round_graph(name: str, first: int, count: int, start: Start, cfg: dict, q: int):
     """`count` EM iterations as wire ops. Params O, pi, A, B, score; outputs pi, A, B, score
     (the score of the round's last E-step).

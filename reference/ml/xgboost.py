@@ -85,6 +85,11 @@ def init(X: Tensor, y: Tensor, cfg: dict, q: int) -> Start:
 
 # --- the round flow (wire ops only) ----------------------------------------------------
 
+def round_key(first: int, count: int) -> tuple[int, int]:
+    """Each round names its trees' outputs by boosting round, so no two rounds share a graph."""
+    return first, count
+
+
 def round_graph(name: str, first: int, count: int, start: Start, cfg: dict,
                 q: int) -> FlowGraph:
     """Boosting rounds [first, first+count): outputs F, then splits{r} and leaves{r} per round."""
