@@ -228,9 +228,12 @@ def test_a_routed_flow_is_lowered_and_encoded_once_per_abi(workdir, monkeypatch)
     assert len(encodes) == len(calls)
 
 
-def test_a_chain_is_built_and_lowered_once_per_distinct_round(monkeypatch):
+@pytest.mark.parametrize("rates, shared", [("2, 5", True), ("200, 300", False)])
+def test_a_chain_is_built_and_lowered_once_per_distinct_round(monkeypatch, rates, shared):
     """Rounds of equal length are one program: built once, lowered once, sent under each
-    round's own name; the remainder round is the only other program. Verify passes."""
+    round's own name; the remainder round is the only other program. Configurations that
+    differ only in an lr that travels as an input (it fits int8) share them too; a larger
+    lr stays a literal, one program per configuration. Verify passes either way."""
     calls = []
     real_lower = lower.lower
     monkeypatch.setattr(lower, "lower", lambda g, abi: calls.append(g.flow)
@@ -239,16 +242,16 @@ def test_a_chain_is_built_and_lowered_once_per_distinct_round(monkeypatch):
                     "in::y = [[300],[600],[400],[900]];\n"
                     'device::vm1 { host = "local"; }\n'
                     "calc::ml::linear_regression fit(X, y) @device(vm1) {\n"
-                    "    iters: 22, lr: [2, 5], features: 2, budget: 40\n"
+                    f"    iters: 22, lr: [{rates}], features: 2, budget: 40\n"
                     "} return m0, l0, m1, l1;\n")
     report = maned.run(source=source, verify=True)
     assert report.exit_code == 0 and report.verify.status == "PASS"
     rounds = [j.flow for j in report.jobs if "#r" in j.flow]
-    for c in (0, 1):
-        mine = [r for r in rounds if r.startswith(f"fit#c{c}#")]
-        assert len(mine) > 2  # several rounds of one length, and the remainder
-        assert [f for f in calls if f.startswith(f"fit#c{c}#")] == [f"fit#c{c}#r0",
-                                                                     mine[-1]]
+    last = [r for r in rounds if r.startswith("fit#c0#")][-1]
+    assert len(rounds) == 2 * (int(last.rsplit("#r", 1)[1]) + 1) > 4
+    programs = 2 if shared else 4  # full-length rounds and the remainder, per program set
+    remainder = "#r" + last.rsplit("#r", 1)[1]
+    assert len(calls) == programs and sum(c.endswith(remainder) for c in calls) == programs // 2
 
 
 def test_the_compiler_caches_by_graph_and_abi():

@@ -43,6 +43,9 @@ def mul(q, a, b):
 def div(q, a, b):
     """tdiv(a, b): truncated toward zero, x/0 = 0, INT32_MIN/−1 = INT32_MIN."""
     a, b = _pair(a, b, "div")
+    if b.size == 1 and a.dtype == I32 and b.dtype == I32 and b.reshape(-1)[0] > 0:
+        # a positive divisor, in int32: a − fmod(a, b) lies between 0 and a, and b divides it
+        return (a - np.fmod(a, b)) // b
     return wrap32(tdiv(a, b))
 
 

@@ -14,6 +14,7 @@ refuses a module it cannot encode with ValueError. The field accessors at the en
 (`registers`, `reshape_dims`, `split_selector`, `pool_params`, `conv_params`,
 `axis_param`) are what an executor reads an instruction through.
 """
+import struct
 from dataclasses import dataclass
 
 from .constants import (
@@ -151,6 +152,20 @@ def _u(value: int, nbytes: int, what: str) -> bytes:
     return value.to_bytes(nbytes, "little")
 
 
+# A v2 instruction: opcode, flags, dst, src0..src3, imm, level (wire-golden §1.3).
+V2_INSTR = struct.Struct("<BBH4HHH")
+
+
+def _v2_instr(i: Instr) -> bytes:
+    """One v2 instruction's 16 bytes; a field that does not fit is named (ValueError)."""
+    try:
+        return V2_INSTR.pack(i.opcode, i.flags, i.dst, *i.srcs, i.imm, i.level)
+    except struct.error:
+        return (_u(i.opcode, 1, "opcode") + _u(i.flags, 1, "flags") + _u(i.dst, 2, "register")
+                + b"".join(_u(s, 2, "register") for s in i.srcs) + _u(i.imm, 2, "immediate")
+                + _u(i.level, 2, "level"))
+
+
 def encode_module(module: Module) -> bytes:
     """The bytes of a module (v1 8-byte or v2 16-byte instructions). ValueError when a field
     does not fit its ABI: v1 registers over 255, srcs 2-3 or flags used, imm over 24 bits."""
@@ -169,9 +184,7 @@ def encode_module(module: Module) -> bytes:
                     + _u(i.srcs[0], 1, "v1 register") + _u(i.srcs[1], 1, "v1 register")
                     + imm[:2] + _u(i.level, 1, "v1 level") + imm[2:])
         else:
-            out += (_u(i.opcode, 1, "opcode") + _u(i.flags, 1, "flags") + _u(i.dst, 2, "register")
-                    + b"".join(_u(s, 2, "register") for s in i.srcs) + _u(i.imm, 2, "immediate")
-                    + _u(i.level, 2, "level"))
+            out += _v2_instr(i)
     for o in module.outputs:
         out += _u(o, OUTPUT_ID_BYTES[v], "output id")
     return bytes(out)
@@ -195,18 +208,21 @@ def parse_module(raw: bytes, max_version: int = 2) -> Module:
     want = IR_HEADER_BYTES + count * isize + n_out * osize
     if len(raw) != want:
         raise _bad(f"IR module is {len(raw)} bytes, its header says {want}")
+    base = IR_HEADER_BYTES + count * isize
     instrs = []
-    for k in range(count):
-        b = raw[IR_HEADER_BYTES + k * isize: IR_HEADER_BYTES + (k + 1) * isize]
-        if b[0] not in KNOWN:
-            raise _bad(f"instruction {k}: opcode 0x{b[0]:02x} is not in the opcode table")
-        if version == 1:
+    if version == 1:
+        for k in range(count):
+            b = raw[IR_HEADER_BYTES + k * isize: IR_HEADER_BYTES + (k + 1) * isize]
+            if b[0] not in KNOWN:
+                raise _bad(f"instruction {k}: opcode 0x{b[0]:02x} is not in the opcode table")
             instrs.append(Instr(b[0], b[1], (b[2], b[3], 0, 0), b[4] | b[5] << 8 | b[7] << 16,
                                 b[6], 0))
-        else:
-            w = [int.from_bytes(b[j:j + 2], "little") for j in range(2, 16, 2)]
-            instrs.append(Instr(b[0], w[0], (w[1], w[2], w[3], w[4]), w[5], w[6], b[1]))
-    base = IR_HEADER_BYTES + count * isize
+    else:
+        for k, (op, flags, dst, s0, s1, s2, s3, imm, level) in enumerate(
+                V2_INSTR.iter_unpack(raw[IR_HEADER_BYTES:base])):
+            if op not in KNOWN:
+                raise _bad(f"instruction {k}: opcode 0x{op:02x} is not in the opcode table")
+            instrs.append(Instr(op, dst, (s0, s1, s2, s3), imm, level, flags))
     outputs = tuple(int.from_bytes(raw[base + j * osize: base + (j + 1) * osize], "little")
                     for j in range(n_out))
     return Module(version, tuple(instrs), outputs)
@@ -229,6 +245,18 @@ def missing_ops(module: Module, ops) -> list[str]:
 
 
 # --- decoding, step 5: instruction rules ----------------------------------------------------
+class _Where:
+    """`instruction K (mnemonic)` for a refusal, spelled only when one is raised."""
+
+    __slots__ = ("k", "opcode")
+
+    def __init__(self, k: int, opcode: int):
+        self.k, self.opcode = k, opcode
+
+    def __str__(self) -> str:
+        return f"instruction {self.k} ({mnemonic(self.opcode)})"
+
+
 def validate_module(module: Module, rf_slots: int | None = None) -> None:
     """Step 5 of wire-golden §6.1 (wire.md §1.10 made strict). BAD_ENVELOPE on any failure."""
     v = module.version
@@ -239,7 +267,7 @@ def validate_module(module: Module, rf_slots: int | None = None) -> None:
     n = 0  # values defined so far
     params_done = False
     for k, i in enumerate(instrs):
-        where = f"instruction {k} ({mnemonic(i.opcode)})"
+        where = _Where(k, i.opcode)
         if i.opcode in (NOP, INPUT):
             raise _bad(f"{where} is never valid on the wire")
         if i.opcode == RETURN and k != len(instrs) - 1:
@@ -278,12 +306,12 @@ def validate_module(module: Module, rf_slots: int | None = None) -> None:
         raise _bad(f"RETURN holds r{instrs[-1].dst}, the first output is r{outs[0]}")
 
 
-def _zero(where: str, what: str, *values: int) -> None:
+def _zero(where: _Where, what: str, *values: int) -> None:
     if any(values):
         raise _bad(f"{where}: unused field {what} is not 0")
 
 
-def _check_fields(i: Instr, v: int, where: str) -> None:
+def _check_fields(i: Instr, v: int, where: _Where) -> None:
     """[W7] every unused field 0; [W11] immediates in range."""
     op, (_, s1, s2, s3), imm = i.opcode, i.srcs, i.imm
     if op == PARAM:

@@ -41,10 +41,17 @@ class Fleet:
             self._targets[name] = RoutedTarget(device, spec.kind, self.quant, self.compiler)
         return self._targets[name]
 
-    def open(self, names) -> None:
-        """Open these targets in parallel (spawn the VM children, probe the workers); a
-        failure is met again, and reported, by the first job that needs the target."""
-        _in_parallel([self.target(n) for n in names], _try_open)
+    def spawn(self, names) -> None:
+        """Start these targets' VM children now, without waiting for them (D7): each child
+        starts while the run goes on planning, and its first job reads its HELO. A spawn
+        that fails is met again, and reported, by the first job that needs the target."""
+        for name in names:
+            spawn = getattr(getattr(self.target(name), "device", None), "spawn", None)
+            if spawn is not None:
+                try:
+                    spawn()
+                except Exception:  # the device keeps its failure for the job to report
+                    pass
 
     def status(self, name: str):
         """The target's status, or None when it could not be opened."""
@@ -59,15 +66,15 @@ class Fleet:
         _in_parallel(list(self._targets.values()), _try_abort, CLOSE_GRACE_S)
 
     def close(self) -> None:
-        for name, target in self._targets.items():
-            if name not in self._lent:
-                target.close()
+        """Close every target this fleet made, all at once (children exit in parallel)."""
+        _in_parallel([t for name, t in self._targets.items() if name not in self._lent],
+                     _close)
 
 
-def _try_open(target) -> None:
+def _close(target) -> None:
     try:
-        target.open()
-    except Exception:  # the first job that needs the target meets it and reports it
+        target.close()
+    except Exception:  # a child that will not close cleanly was killed; the run is over
         pass
 
 

@@ -6,10 +6,11 @@ through `report(job, outputs, error)`, and writes the job's trace records: start
 job is sent, end when it is answered."""
 import heapq
 import threading
+import uuid
 from concurrent.futures import ProcessPoolExecutor
 
 from ..diagnostics import Diagnostic
-from ..targets.local import evaluate_job, local_result
+from ..targets.local import PickledPrograms, evaluate_program, local_result
 from ..targets.target import TargetFailure
 from .job import Job
 from .trace import Trace
@@ -19,10 +20,6 @@ def run_on(target, job: Job, trace: Trace):
     """Run one job on its target: (outputs, None) or (None, Diagnostic). Whatever the target
     raises becomes the job's coded answer. The trace's start is written when the target
     starts the job (a refusal before sending writes no records)."""
-    try:
-        target.open()
-    except Exception:  # the run below meets the same failure and words it for the job
-        pass
     started = []
 
     def on_start() -> None:
@@ -113,13 +110,17 @@ class PoolLane:
     def __init__(self, target, trace: Trace, report, threads: int):
         self.target, self.trace, self.report, self.threads = target, trace, report, threads
         self._pool: ProcessPoolExecutor | None = None
+        self._programs = PickledPrograms()
+        self._run_id = uuid.uuid4().hex  # a pool process's programs are this run's only
 
     def submit(self, job: Job) -> None:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.threads)
         self.trace.start(job.name, self.target.name, None)
-        future = self._pool.submit(evaluate_job, job.graph, job.inputs, job.globals,
-                                   self.target.quantres, self.target.trap)
+        token, blob = self._programs.of(job.graph)
+        future = self._pool.submit(evaluate_program, self._run_id, token, blob, job.name,
+                                   job.inputs, job.globals, self.target.quantres,
+                                   self.target.trap)
         future.add_done_callback(lambda f: self._pool_done(job, f))
 
     def _pool_done(self, job: Job, future) -> None:

@@ -6,7 +6,7 @@ from ..lang import ast
 from ..ml.algorithms import is_tier_a, module_for
 from ..ml.base import MlRefusal
 from ..ml.round_graphs import RoundGraphs, round_name
-from ..ml.chunking import round_spans, steps_per_round
+from ..ml.chunking import round_spans, steps_per_round, sync_steps
 from ..ml.train import bind_returns, fit_tier_b
 from ..targets.target import LOCAL
 from ..tensor import Tensor
@@ -15,10 +15,15 @@ from .job import Job
 
 class MlRun:
     def __init__(self, d: ast.MLDef, configs: list[dict], inputs: dict[str, Tensor], q: int,
-                 aliases: tuple[str, ...], level: int, position: int, submit, finish):
+                 aliases: tuple[str, ...], level: int, position: int, submit, finish,
+                 prepare=None, sync_sizing=None):
+        """submit(job) queues a job; finish(outputs, error) ends the definition;
+        prepare(target, graph, inputs) may compile a later round's flow ahead;
+        sync_sizing(target) is (request_size, limit) for a CDP worker, else None (D10)."""
         self.d, self.configs, self.inputs, self.q = d, configs, inputs, q
         self.aliases, self.level, self.position = aliases, level, position
-        self.submit, self.finish = submit, finish
+        self.submit, self.finish, self.prepare = submit, finish, prepare
+        self.sync_sizing = sync_sizing
         self.module = module_for(d.algo)
         self.failed = False
 
@@ -34,11 +39,9 @@ class MlRun:
                 results = [(fit_tier_b(self.module, x, y, c, self.q), None) for c in self.configs]
                 return self.finish(bind_returns(self.d, results), None)
             self.starts = [self.module.init(x, y, c, self.q) for c in self.configs]
-            self.graphs = [RoundGraphs(self.module, self.d.name, i, s, c, self.q)
-                           for i, (s, c) in enumerate(zip(self.starts, self.configs))]
-            self.spans = [round_spans(s.steps, steps_per_round(
-                self.module, round_name(self.d.name, i, 0), s, c, self.q, g.build))
-                for i, (s, c, g) in enumerate(zip(self.starts, self.configs, self.graphs))]
+            self.graphs = RoundGraphs(self.module, self.d.name, self.q)
+            self.spans = [round_spans(s.steps, self._steps(i, s, c))
+                          for i, (s, c) in enumerate(zip(self.starts, self.configs))]
         except MlRefusal as r:
             return self.finish(None, self._refused(r.reason))
         self.states = [dict(s.state) for s in self.starts]
@@ -46,13 +49,40 @@ class MlRun:
         self.left = len(self.configs)
         for i in range(len(self.configs)):
             self._submit_round(i, 0)
+        self._prepare_rounds()
+
+    def _steps(self, i: int, start, cfg: dict) -> int:
+        """Steps per round (R13); without an explicit `budget:`, rounds to a CDP worker hold
+        no more than keeps their requests under its sync limit (D10)."""
+        def build(first: int, count: int):
+            return self.graphs.build(i, start, cfg, first, count)
+        k = steps_per_round(self.module, round_name(self.d.name, i, 0), start, cfg, self.q,
+                            build)
+        target = self._target(i)
+        explicit = any(h.key == "budget" for h in self.d.hypers)
+        sizing = None if explicit or target == LOCAL or self.sync_sizing is None \
+            else self.sync_sizing(target)
+        if sizing is None:
+            return k
+        request_size, limit = sizing
+        inputs = {**start.constants, **start.state}
+        return sync_steps(build, k, lambda graph: request_size(graph, inputs), limit)
+
+    def _prepare_rounds(self) -> None:
+        """While the first rounds run, build every later round's program and compile it for
+        its target (most are the first round's; a chain's last, shorter round is not)."""
+        for i, (start, cfg) in enumerate(zip(self.starts, self.configs)):
+            for r, (first, count) in enumerate(self.spans[i][1:], 1):
+                graph = self.graphs.build(i, start, cfg, first, count, r)
+                if self.prepare is not None and self._target(i) != LOCAL:
+                    self.prepare(self._target(i), graph, {**start.constants, **start.state})
 
     def _target(self, i: int) -> str:
         return self.aliases[i % len(self.aliases)] if self.aliases else LOCAL
 
     def _submit_round(self, i: int, r: int) -> None:
         first, count = self.spans[i][r]
-        graph = self.graphs[i].build(first, count, r)
+        graph = self.graphs.build(i, self.starts[i], self.configs[i], first, count, r)
         name = graph.flow
         self.submit(Job(key=(self.level + r + 1, self.position, i, r), name=name, graph=graph,
                         inputs={**self.starts[i].constants, **self.states[i]},

@@ -94,8 +94,7 @@ def _check_routable(graph: FlowGraph, for_require_vm: bool, compiler: Compiler) 
         raise _refuse(str(e), "ELIMIT" if e.limit else "EPLAN") from None
 
 
-def open_targets(routing: Routing, fleet: Fleet) -> None:
-    """Open every routed target at once, before the first job: the VM children spawn and
-    the workers are probed in parallel. A failure is reported by the jobs that need it."""
-    fleet.open(sorted({a for a in routing.flows.values() if a}
-                      | {a for t in routing.ml.values() for a in t}))
+def routed_aliases(routing: Routing) -> list[str]:
+    """Every alias a job of the plan may run on, sorted."""
+    return sorted({a for a in routing.flows.values() if a}
+                  | {a for t in routing.ml.values() for a in t})

@@ -96,6 +96,19 @@ class Scheduler:
         self._in_flight += 1
         self._lane(job.target).submit(job)
 
+    def prepare(self, target: str, graph: FlowGraph, inputs: dict[str, Tensor]) -> None:
+        """Compile a job's flow ahead, on this thread, for the target it will run on."""
+        prepare = getattr(self.fleet.target(target), "prepare", None)
+        if prepare is not None:
+            prepare(graph, inputs)
+
+    def sync_sizing(self, target: str):
+        """(request_size(graph, inputs), limit) for a target whose requests go async from
+        `limit` bytes on (a CDP worker), else None."""
+        t = self.fleet.target(target)
+        limit = getattr(t, "sync_limit", None)
+        return None if limit is None else (t.request_size, limit)
+
     def _lane(self, name: str):
         if name not in self._lanes:
             target = self.fleet.target(name)
@@ -167,7 +180,7 @@ class Scheduler:
             definition, configs = self.ml[name]
             MlRun(definition, configs, inputs, self.program.quant.quantres,
                   self.routing.ml.get(name, ()), self.level[name], self.position[name],
-                  self.submit, finish).start()
+                  self.submit, finish, self.prepare, self.sync_sizing).start()
             return
         graph = self.graphs[name]
         self.submit(Job(key=(self.level[name], self.position[name], 0, 0), name=name,

@@ -1,7 +1,9 @@
 """A routed flow compiled once per (graph, ABI) in a run (DESIGN §7): the lowered module with
 its encoded bytes and the compute ops a worker must advertise; per input ranks, whether
 each output is rank-0 locally (R5). Pre-flight and the routed targets read only this."""
+import functools
 import inspect
+import threading
 from dataclasses import dataclass, replace
 
 from bark_vm.wire.ir import compute_mnemonics
@@ -44,6 +46,7 @@ class Compiler:
     def __init__(self):
         self._lowered: dict[tuple, tuple[FlowGraph, Lowered, tuple[str, ...]]] = {}
         self._compiled: dict[tuple, tuple[FlowGraph, Compiled]] = {}
+        self._lock = threading.Lock()  # two lanes wanting one program lower it once
         self.lowerings = 0  # how many times a graph was lowered (a test counts them)
 
     @staticmethod
@@ -53,12 +56,13 @@ class Compiler:
     def lowered(self, graph: FlowGraph, abi: int) -> tuple[Lowered, tuple[str, ...]]:
         """The graph lowered at `abi` (LoweringError when it cannot be), and its mnemonics."""
         key = self._program(graph, abi)
-        if key not in self._lowered:
-            low = lowering.lower(graph, abi)
-            self.lowerings += 1
-            # the graph is held so that the id of its nodes is not reused while the cache lives
-            self._lowered[key] = (graph, low, tuple(compute_mnemonics(low.module)))
-        _, low, mnemonics = self._lowered[key]
+        with self._lock:
+            if key not in self._lowered:
+                low = lowering.lower(graph, abi)
+                self.lowerings += 1
+                # the graph is held so that the id of its nodes is not reused meanwhile
+                self._lowered[key] = (graph, low, tuple(compute_mnemonics(low.module)))
+            _, low, mnemonics = self._lowered[key]
         return (low if low.graph is graph else replace(low, graph=graph)), mnemonics
 
     def compile(self, graph: FlowGraph, abi: int, inputs: dict[str, Tensor]) -> Compiled:
@@ -70,6 +74,13 @@ class Compiler:
         if compiled.lowered is None or compiled.graph is graph:
             return compiled
         return replace(compiled, lowered=replace(compiled.lowered, graph=graph))
+
+    def warm(self, graph: FlowGraph, abi: int, inputs: dict[str, Tensor]) -> None:
+        """Compile ahead, while a device starts; a refusal is left for the job to meet."""
+        try:
+            self.compile(graph, abi, inputs)
+        except lowering.LoweringError:
+            pass
 
     def _compile(self, graph: FlowGraph, abi: int, inputs: dict[str, Tensor]) -> Compiled:
         rank0 = rank0_values(graph, inputs)
@@ -83,9 +94,15 @@ class Compiler:
 def axis_of(op: str, params: dict):
     """The axis an op works along: its `axis` parameter, else the op function's default
     (concat and split default to 0; the reductions and softmax to None, the whole value)."""
-    fn = BY_NAME[op].function()
-    param = inspect.signature(fn).parameters.get("axis")
-    return None if param is None else params.get("axis", param.default)
+    has_axis, default = _axis_default(op)
+    return params.get("axis", default) if has_axis else None
+
+
+@functools.cache
+def _axis_default(op: str) -> tuple[bool, object]:
+    """Whether the op's function takes an axis, and its default (read once per op)."""
+    param = inspect.signature(BY_NAME[op].function()).parameters.get("axis")
+    return (False, None) if param is None else (True, param.default)
 
 
 PARAM_CHECKS = {"conv2d": lambda p: conv_params(p.get("stride", 1), p.get("padding", 0)),

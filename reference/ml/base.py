@@ -34,8 +34,9 @@ class Start:
 #       steps [first, first+count) as wire ops only (GraphWriter); params are the constants
 #       then the state names, in `start` order; outputs are the state names (same order),
 #       then per-step extras the epilogue needs (e.g. xgboost's splits and leaves)
-#   round_key(first, count) -> hashable: rounds with equal keys have equal graphs but for
-#       their names (so a run builds, lowers and sends that program once, ml/round_graphs)
+#   round_key(first, count, cfg) -> hashable: rounds (of any configuration of one
+#       definition) with equal keys have equal graphs but for their names, so a run builds,
+#       lowers and sends that program once (ml/round_graphs)
 #   epilogue(start, state, extras, cfg, q) -> (descriptor, second output or None)
 #   predict(slots, X, q) -> Tensor                    raises MlRefusal
 # A Tier B module defines ALGO, ALGO_ID, fit(X, y, cfg, q) -> descriptor Tensor and predict.

@@ -33,11 +33,14 @@ def train_local(module, X: Tensor, y: Tensor | None, cfg: dict, q: int,
                 per_round: int | None = None, definition: str = "fit", config: int = 0):
     """(descriptor, second output) of one configuration. `per_round` forces the chunk size."""
     start = module.init(X, y, cfg, q)
-    graphs = RoundGraphs(module, definition, config, start, cfg, q)
+    graphs = RoundGraphs(module, definition, q)
+
+    def build(first: int, count: int, round_: int = 0):
+        return graphs.build(config, start, cfg, first, count, round_)
     k = per_round or steps_per_round(module, round_name(definition, config, 0), start, cfg, q,
-                                     graphs.build)
+                                     build)
     state, extras = dict(start.state), []
     for r, (first, count) in enumerate(round_spans(start.steps, k)):
-        state, more = run_graph(graphs.build(first, count, r), start, state, q)
+        state, more = run_graph(build(first, count, r), start, state, q)
         extras.extend(more)
     return module.epilogue(start, state, extras, cfg, q)

@@ -40,6 +40,24 @@ def steps_per_round(module, name: str, start: Start, cfg: dict, q: int, build=No
         k -= 1
 
 
+def sync_steps(build, k: int, size, limit: int) -> int:
+    """The most steps per round, at most k, whose round request stays under `limit` bytes
+    (DESIGN D10: a default-budget round to a CDP worker travels synchronously). `size(graph)`
+    is a round's request size; it grows by the same bytes per step, which gives the first
+    guess. k stands when even one step is over the limit (every round goes submit-and-poll
+    whatever the budget), or when k is already under it."""
+    if k == 1 or size(build(0, k)) < limit:
+        return k
+    one = size(build(0, 1))
+    if one >= limit:
+        return k
+    per = max(size(build(0, 2)) - one, 1)
+    guess = min(k - 1, 1 + (limit - 1 - one) // per)
+    while guess > 1 and size(build(0, guess)) >= limit:
+        guess -= 1
+    return guess
+
+
 def round_spans(steps: int, k: int) -> list[tuple[int, int]]:
     """Round r holds steps [r·k, min((r+1)·k, steps)): (first, count) per round."""
     return [(first, min(k, steps - first)) for first in range(0, steps, k)]

@@ -9,7 +9,14 @@ from ..tensor import Tensor
 from . import descriptor
 from .base import MlRefusal, Start
 from .exact import check_xy, column_stats, standardize_row
+from .round_graphs import hyper_key
 
+
+def lr_travels(lr: int) -> bool:
+    """Whether the round receives lr as an input tensor (so a sweep over lr sends one
+    program) rather than as a literal (spec/ml-exact.md §11 allows both): when it fits int8,
+    which every envelope carries; otherwise it stays a literal, as any envelope takes."""
+    return -128 <= lr <= 127
 
 
 class GradientDescent:
@@ -29,26 +36,32 @@ class GradientDescent:
         mu, sd = column_stats(rows) if cfg["standardize"] else ([0] * d, [s] * d)
         c = s if cfg["fit_intercept"] else 0
         a = [[wrap32(v) for v in standardize_row(r, mu, sd, s)] + [c] for r in rows]
+        constants = {"A": Tensor((n, d + 1), tuple(v for r in a for v in r)),
+                     "y": Tensor((n, 1), tuple(labels)),
+                     "lam": Tensor((d + 1, 1), (cfg["l2"],) * d + (0,))}
+        if lr_travels(cfg["lr"]):
+            constants["lr"] = Tensor.scalar(cfg["lr"])
         return Start(
-            constants={"A": Tensor((n, d + 1), tuple(v for r in a for v in r)),
-                       "y": Tensor((n, 1), tuple(labels)),
-                       "lam": Tensor((d + 1, 1), (cfg["l2"],) * d + (0,))},
+            constants=constants,
             state={"w": Tensor((d + 1, 1), (0,) * (d + 1))},
             steps=cfg["iters"],
             extra={"mu": mu, "sd": sd})
 
     # --- one round flow (wire ops) ----------------------------------------------------
     @staticmethod
-    def round_key(first: int, count: int) -> int:
-        """Every round of `count` iterations is the same program (w is its only state)."""
-        return count
+    def round_key(first: int, count: int, cfg: dict) -> tuple:
+        """Every round of `count` iterations is the same program (w is its only state), and
+        so it is for configurations that differ only in an lr that travels as an input."""
+        return count, hyper_key(cfg, ("lr",) if lr_travels(cfg["lr"]) else ())
 
     def round_graph(self, name: str, first: int, count: int, start: Start, cfg: dict,
                     q: int) -> FlowGraph:
         """`count` iterations of §4.2: P = A·w, f = P/S, e, G = Aᵀe + λ⊙w, U = G·lr,
         w −= (U/S)/S."""
         g = GraphWriter(name)
-        a, y, lam, w = (g.param(n) for n in ("A", "y", "lam", "w"))
+        a, y, lam = (g.param(n) for n in ("A", "y", "lam"))
+        lr = g.param("lr") if lr_travels(cfg["lr"]) else g.const(cfg["lr"])
+        w = g.param("w")
         s = g.const(10 ** q)
         at = g.op("transpose", a)
         for _ in range(count):
@@ -57,7 +70,7 @@ class GradientDescent:
             grad = g.op("matmul", at, e)
             if cfg["l2"]:
                 grad = g.op("add", grad, g.op("mul", lam, w))
-            u = g.op("mul", grad, g.const(cfg["lr"]))
+            u = g.op("mul", grad, lr)
             w = g.op("sub", w, g.op("div", g.op("div", u, s), s))
         return g.finish([("w", w)])
 

@@ -15,6 +15,7 @@ from . import descriptor
 from .base import MlRefusal, Start
 from .descriptor import pack
 from .exact import SplitMix64
+from .round_graphs import hyper_key
 
 ALGO = "hmm"
 ALGO_ID = descriptor.ALGO_IDS[ALGO]
@@ -169,9 +170,9 @@ def init(O: Tensor, y, cfg: dict, q: int) -> Start:
     return Start(constants={"O": O}, state=state, steps=cfg["iters"])
 
 
-def round_key(first: int, count: int) -> int:
-    """Every round of `count` EM iterations is the same program."""
-    return count
+def round_key(first: int, count: int, cfg: dict) -> tuple:
+    """Every round of `count` EM iterations of one configuration is the same program."""
+    return count, hyper_key(cfg)
 
 
 def round_graph(name: str, first: int, count: int, start: Start, cfg: dict, q: int):

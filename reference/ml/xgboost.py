@@ -31,6 +31,7 @@ from ..numeric.int32 import tdiv, wrap32
 from ..tensor import Tensor
 from . import descriptor
 from .base import MlRefusal, Start
+from .round_graphs import hyper_key
 from .exact import check_xy
 
 ALGO = "xgboost"
@@ -85,9 +86,10 @@ def init(X: Tensor, y: Tensor, cfg: dict, q: int) -> Start:
 
 # --- the round flow (wire ops only) ----------------------------------------------------
 
-def round_key(first: int, count: int) -> tuple[int, int]:
-    """Each round names its trees' outputs by boosting round, so no two rounds share a graph."""
-    return first, count
+def round_key(first: int, count: int, cfg: dict) -> tuple:
+    """Each round names its trees' outputs by boosting round, so no two rounds of one
+    configuration share a graph."""
+    return first, count, hyper_key(cfg)
 
 
 def round_graph(name: str, first: int, count: int, start: Start, cfg: dict,

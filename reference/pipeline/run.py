@@ -9,7 +9,7 @@ from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import mask
 from ..dispatch.fleet import Fleet
 from ..dispatch.plan import make_plan
-from ..dispatch.routing import open_targets, resolve_routing
+from ..dispatch.routing import resolve_routing, routed_aliases
 from ..dispatch.scheduler import Routing, Scheduler
 from ..dispatch.trace import Trace
 from ..dispatch.verify import compare
@@ -105,24 +105,24 @@ def _run(b: _Builder, text, folder, inputs, flow, verify, threads, require_vm, t
         raise MnError(Diagnostic("EUSAGE", "--trap-overflow runs on the local interpreter "
                                  "only; it cannot be combined with routing (@device or "
                                  "--require-vm)"))
-    overrides = input_values(program, inputs)
-    check_input_names(program, overrides)
-    loaded = load_inputs(program, overrides, folder)
-    for n in loaded.notes:
-        b.note(n)
-    b.prints = _top_level(program, loaded.values, OpContext(program.quant.quantres), trap)
-    if hasattr(sink, "open"):  # a sink with an open() is opened here, as late as it can be
-        sink.open()
-    b.trace = Trace(sink, progress)
     fleet = Fleet(routing.devices, program.quant, trap=trap, compiler=compiler,
                   devices=devices)
+    fleet.spawn(routed_aliases(routing))  # D7: the children start while the run goes on
     try:
-        open_targets(routing, fleet)
+        overrides = input_values(program, inputs)
+        check_input_names(program, overrides)
+        loaded = load_inputs(program, overrides, folder)
+        for n in loaded.notes:
+            b.note(n)
+        b.prints = _top_level(program, loaded.values, OpContext(program.quant.quantres), trap)
+        if hasattr(sink, "open"):  # a sink with an open() is opened here, as late as it can be
+            sink.open()
+        b.trace = Trace(sink, progress)
         b.statuses = _status_blocks(program, fleet)
         result = Scheduler(program, plan, checked.graphs, checked.ml, loaded.values, routing,
                            trap=trap, threads=threads, trace=b.trace, fleet=fleet).run()
     except BaseException:
-        fleet.abort()  # Ctrl-C while children start: do not wait for them one by one
+        fleet.abort()  # a refusal, or Ctrl-C, while children start: do not wait for them
         raise
     finally:
         fleet.close()

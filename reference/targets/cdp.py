@@ -23,6 +23,8 @@ def _field(answer: Answer, key: str):
 
 
 class CdpDevice:
+    sync_limit = SYNC_LIMIT  # a request this big or bigger is submitted and polled for
+
     def __init__(self, alias: str, host: str, port: int, user: str | None,
                  password: str | None, token: str | None,
                  deadline_s: float = limits.ANSWER_DEADLINE_S):

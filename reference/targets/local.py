@@ -1,5 +1,9 @@
 """The local interpreter as a target: a flow graph evaluated with maned.ops in this process
 (or, through `evaluate_job`, in a pool worker process)."""
+import pickle
+from collections import OrderedDict
+from dataclasses import replace
+
 from ..diagnostics import Diagnostic
 from ..graph.model import FlowGraph
 from ..interp.evaluate import FlowFailure, evaluate
@@ -14,6 +18,40 @@ def evaluate_job(graph: FlowGraph, inputs, globals_, quantres: int, trap: bool):
         return "ok", evaluate(graph, inputs, globals_, OpContext(quantres), trap)
     except FlowFailure as e:
         return "err", e.message
+
+
+class PickledPrograms:
+    """The coordinator's side of `evaluate_program`: each program (a graph's nodes,
+    parameters and outputs; not its name) pickled once per run, with a token naming it."""
+
+    def __init__(self):
+        self._known: dict[tuple, tuple[FlowGraph, int, bytes]] = {}
+
+    def of(self, graph: FlowGraph) -> tuple[int, bytes]:
+        key = (id(graph.nodes), graph.params, graph.outputs)
+        if key not in self._known:  # the graph is held, so the id of its nodes stays its own
+            self._known[key] = (graph, len(self._known), pickle.dumps(graph))
+        _, token, blob = self._known[key]
+        return token, blob
+
+
+_PROGRAMS: OrderedDict = OrderedDict()  # in a pool process: token -> graph
+PROGRAMS_KEPT = 64
+
+
+def evaluate_program(run_id: str, token: int, blob: bytes, flow: str, inputs, globals_,
+                     quantres: int, trap: bool):
+    """`evaluate_job` in a pool process that keeps each program it has unpickled (a round
+    chain sends one program many times): the graph is `blob`, named `flow` for this job."""
+    key = (run_id, token)
+    graph = _PROGRAMS.get(key)
+    if graph is None:
+        graph = _PROGRAMS[key] = pickle.loads(blob)
+        if len(_PROGRAMS) > PROGRAMS_KEPT:
+            _PROGRAMS.popitem(last=False)
+    else:
+        _PROGRAMS.move_to_end(key)
+    return evaluate_job(replace(graph, flow=flow), inputs, globals_, quantres, trap)
 
 
 def local_result(flow: str, got) -> dict[str, Tensor]:

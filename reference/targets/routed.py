@@ -1,6 +1,7 @@
 """A Bark VM child or a CDP worker as a target: the flow compiled at the device's ABI (once
 per run, `lowering.compiled`), pre-flight against its status, the MNPK sent through the
 device, the MNRS decoded. Every failure is a coded TargetFailure naming the flow."""
+from bark_vm.wire.constants import DEFAULT_ABI
 from bark_vm.wire.status import Status
 
 from ..diagnostics import Diagnostic
@@ -28,10 +29,36 @@ class RoutedTarget:
         """The device's status (a VM child spawned, a worker probed: once per run)."""
         return self.device.start()
 
+    def prepare(self, graph: FlowGraph, inputs: dict[str, Tensor]) -> None:
+        """Compile a flow this target will run, ahead of its job: at the device's ABI, or
+        the default one while the device is still starting (a refusal waits for the job)."""
+        status = getattr(self.device, "status", None)
+        self.compiler.warm(graph, status.ir if status is not None else DEFAULT_ABI, inputs)
+
+    @property
+    def sync_limit(self) -> int | None:
+        """The request size from which the device answers asynchronously (CDP), if any."""
+        return getattr(self.device, "sync_limit", None)
+
+    def request_size(self, graph: FlowGraph, inputs: dict[str, Tensor]) -> int:
+        """The bytes of the request that would carry this flow (0 when it would be refused
+        before sending, which its job will say)."""
+        status = getattr(self.device, "status", None)
+        try:
+            compiled = self.compiler.compile(graph, status.ir if status is not None
+                                             else DEFAULT_ABI, inputs)
+            if compiled.refusal:
+                return 0
+            return len(encode_job(compiled.lowered, [inputs[p] for p in graph.params],
+                                  self.quant))
+        except (LoweringError, JobError):
+            return 0
+
     def run(self, graph: FlowGraph, inputs: dict[str, Tensor],
             globals_: dict[str, Tensor] | None = None, round_flow: bool = False,
             on_start=None) -> dict[str, Tensor]:
         flow = graph.flow
+        self.prepare(graph, inputs)  # while a device still starts, its job is lowered
         try:
             status = self.open()
             compiled = self.compiler.compile(graph, status.ir, inputs)

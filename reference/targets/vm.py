@@ -1,5 +1,5 @@
 """A Bark VM child (DESIGN D7): one `bark-vm --alias A` process per `host = "local"` alias,
-spawned when the run opens its targets (before the first job), spoken to in stdio frames
+spawned as soon as the plan names it (its HELO read by its first job), spoken to in stdio frames
 (HELO first, then MNPK -> MNRS | ERRJ), every exchange under one deadline."""
 import os
 import subprocess
@@ -44,22 +44,36 @@ class VmDevice:
         """Failed for good (died, timed out, broke the protocol): a new child is needed."""
         return self._broken is not None
 
-    def start(self) -> Status:
-        """Spawn the child and read its HELO; returns the status it advertises. A start
-        that fails leaves the device failed, with that failure, for the rest of the run."""
+    def spawn(self) -> None:
+        """Start the child without waiting for it (D7); `start` reads its HELO."""
         if self._broken:
             raise self._broken
         if self.proc is not None:
-            return self.status
+            return
         try:
-            return self._start()
+            self._spawn()
         except DeviceFailure:
             raise
         except Exception as e:  # anything else is still this device's failure, worded once
             raise self._break(f"device '{self.alias}' (Bark VM) could not start: "
                               f"{type(e).__name__}: {e}", "died") from None
 
-    def _start(self) -> Status:
+    def start(self) -> Status:
+        """Spawn the child (unless `spawn` did) and read its HELO; returns the status it
+        advertises. A start that fails leaves the device failed, with that failure, for the
+        rest of the run."""
+        self.spawn()
+        if self.status is not None:
+            return self.status
+        try:
+            return self._hello()
+        except DeviceFailure:
+            raise
+        except Exception as e:  # anything else is still this device's failure, worded once
+            raise self._break(f"device '{self.alias}' (Bark VM) could not start: "
+                              f"{type(e).__name__}: {e}", "died") from None
+
+    def _spawn(self) -> None:
         self._log = tempfile.TemporaryFile()
         try:
             self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
@@ -69,6 +83,8 @@ class VmDevice:
                                          f"failed: {e.strerror or e}", kind="connect_failed")
             raise self._broken from None
         self._pipe = FramePipe(self.proc.stdin.fileno(), self.proc.stdout.fileno())
+
+    def _hello(self) -> Status:
         start_s = max(self.deadline_s, limits.START_DEADLINE_S)
         kind, payload = self._read(time.monotonic() + start_s, "its HELO", start_s)
         if kind != FRAME_HELO:
