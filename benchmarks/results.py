@@ -4,7 +4,7 @@ the plots; pytest-benchmark writes its own JSON beside them."""
 import json
 from pathlib import Path
 
-from . import plots
+from . import goals, plots
 from .suite import yardstick_of
 
 DEFAULT = Path(__file__).resolve().parent / "results"
@@ -31,6 +31,11 @@ def markdown(figures, meta, verdicts) -> str:
         lines += [f"| `{f.name}` | {_cell(f.value)} | {f.unit} | {f.about} |"
                   for f in figures if f.name.split("/")[0] == fam]
         lines.append("")
+    lines += ["## Goals (issue 12)", "", "| goal | figure | value | bound | |",
+              "|---|---|---|---|---|"]
+    lines += [f"| {g.text} | `{g.figure}` | {_cell(v)} | {g.bound} | {status} |"
+              for g, v, status in goals.report(figures)]
+    lines.append("")
     if verdicts:
         lines += ["## Gate", "", "| figure | verdict | |", "|---|---|---|"]
         lines += [f"| `{v.name}` | {v.status} | {v.text} |" for v in verdicts]
@@ -41,7 +46,9 @@ def markdown(figures, meta, verdicts) -> str:
 def write(folder: Path, figures, meta, verdicts) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     doc = {"context": meta, "figures": [f.to_json() for f in figures],
-           "gate": [v.__dict__ for v in verdicts]}
+           "gate": [v.__dict__ for v in verdicts],
+           "goals": [{"figure": g.figure, "goal": g.text, "bound": g.bound, "value": v,
+                      "status": status} for g, v, status in goals.report(figures)]}
     summary = folder / "summary.json"
     summary.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     table = folder / "results.md"

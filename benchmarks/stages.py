@@ -1,7 +1,8 @@
 """Per-round overhead inside a run: a linear_regression fit whose tiny `budget:` makes one
 round per iteration, per target, divided by its round count, and split into stages. The
-coordinator's stages (graph build, lowering, encoding) and the worker's (decode and
-validate, execute) are timed in-process on the very rounds and requests of the fit (no
+coordinator's stages (graph build, lowering, encoding: built and compiled as a run does,
+once per distinct program) and the worker's (decode and validate, execute: with the
+worker's program cache) are timed in-process on the very rounds and requests of the fit (no
 timing travels on the wire); transit is a device's round trip less the worker's stages;
 the scheduler's share is what a whole routed run costs per round beyond all of them (the
 child's start and the local init and epilogue, amortised, included)."""
@@ -12,9 +13,9 @@ from bark_vm.pipeline import WorkerConfig, check_request, execute_request
 from maned.interp.evaluate import evaluate
 from maned.lang import ast
 from maned.lowering.envelopes import encode_job
-from maned.lowering.lower import lower
+from maned.lowering.compiled import Compiler
 from maned.ml.algorithms import module_for
-from maned.ml.round_graphs import round_name
+from maned.ml.round_graphs import RoundGraphs, round_name
 from maned.ml.chunking import round_spans, steps_per_round
 from maned.ml.hyper import configurations
 from maned.ops.registry import OpContext
@@ -40,8 +41,9 @@ def rounds_of(source: str, inputs: dict):
     start = module.init(inputs["X"], inputs["y"], cfg, q)
     state, rounds = dict(start.state), []
     k = steps_per_round(module, round_name("fit", 0, 0), start, cfg, q)
+    graphs = RoundGraphs(module, "fit", q)
     for r, (first, count) in enumerate(round_spans(start.steps, k)):
-        graph = module.round_graph(round_name("fit", 0, r), first, count, start, cfg, q)
+        graph = graphs.build(0, start, cfg, first, count, r)
         given = {**start.constants, **state}
         out = evaluate(graph, given, {}, OpContext(q))
         state = {key: out[key] for key in start.state}
@@ -67,15 +69,21 @@ def measure(scale: str) -> list[Figure]:
     module, start, cfg, q, quant, rounds = rounds_of(source, inputs)
     n = len(rounds)
     graphs = [g for _, _, g, _ in rounds]
-    lowered = [lower(g, 2) for g in graphs]
+    lowered = [Compiler().lowered(g, 2)[0] for g in graphs]
     requests = [encode_job(lo, [given[p] for p in g.params], quant)
                 for lo, (_, _, g, given) in zip(lowered, rounds)]
     checked = [check_request(r, WorkerConfig()) for r in requests]
+
+    def build_all():  # as a run builds them: one RoundGraphs, each distinct program once
+        shared = RoundGraphs(module, "fit", q)
+        return [shared.build(0, start, cfg, f, c, i) for i, (f, c, _, _) in enumerate(rounds)]
+
+    def compile_all():  # as a run compiles them: one Compiler, each program lowered once
+        compiler = Compiler()
+        return [compiler.compile(g, 2, given) for _, _, g, given in rounds]
     stage = {
-        "graph build": _per_round(lambda: [module.round_graph(round_name("fit", 0, i), f, c,
-                                                              start, cfg, q)
-                                           for i, (f, c, _, _) in enumerate(rounds)], n, reps),
-        "lowering": _per_round(lambda: [lower(g, 2) for g in graphs], n, reps),
+        "graph build": _per_round(build_all, n, reps),
+        "lowering": _per_round(compile_all, n, reps),
         "encoding": _per_round(lambda: [encode_job(lo, [given[p] for p in g.params], quant)
                                         for lo, (_, _, g, given) in zip(lowered, rounds)],
                                n, reps),

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from maned_bench import gate, plots, results
+from maned_bench import gate, goals, plots, results
 from maned_bench.figures import Figure
 from maned_bench.suite import FAMILIES, context, yardstick_of
 from maned_bench.workers import http_device, tiny_request, vm_device
@@ -53,6 +53,17 @@ def test_the_results_folder_holds_json_markdown_and_readable_plots(smoke, tmp_pa
     doc = json.loads((tmp_path / "summary.json").read_text())
     assert doc["context"]["scale"] == "smoke" and len(doc["figures"]) == len(smoke)
     assert "| `roundtrip/vm_over_pipe_echo` |" in (tmp_path / "results.md").read_text()
+    # issue 12's goals: each measured one judged by its own figure of this run
+    by_name = {f.name: f.value for f in smoke}
+    judged = {g["figure"]: g for g in doc["goals"]}
+    assert set(judged) == {g.figure for g in goals.GOALS}
+    for name, g in judged.items():
+        if name in by_name:
+            want = goals.GOALS[[x.figure for x in goals.GOALS].index(name)].met(by_name[name])
+            assert (g["value"], g["status"]) == (by_name[name], "met" if want else "missed")
+        else:
+            assert (g["value"], g["status"]) == (None, "not measured")
+    assert any(name.startswith("sweep/s6/") for name in by_name)
     for p in written:
         if p.suffix == ".png":
             assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000

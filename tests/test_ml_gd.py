@@ -62,6 +62,55 @@ def test_budget_sizes_rounds_by_the_r13_formula():
     assert steps_per_round(gd, "f", start, c, 2) == (64 - (v1 - per)) // per > 1
 
 
+@pytest.mark.parametrize("lr, travels", [(-128, True), (127, True), (5, True), (128, False),
+                                        (20000, False)])
+def test_lr_travels_as_an_input_exactly_when_it_fits_int8(lr, travels):
+    """An int8-sized lr is a round input (a sweep over it sends one program, and any
+    envelope carries it); a larger one stays a literal. Either way the value count, so the
+    R13 chunking, and the model are those of the literal arrangement."""
+    from maned.ml.gd import lr_travels
+    from maned.ml.round_graphs import RoundGraphs
+    gd = MODULES["linear_regression"]
+    c = cfg("linear_regression", features=2, lr=max(lr, 1), iters=3)
+    c["lr"] = lr  # the round arrangement is what is checked, any int32 lr included
+    start = gd.init(LR_X, LR_Y, c, 2)
+    g = gd.round_graph("f", 0, 2, start, c, 2)
+    assert lr_travels(lr) == travels == ("lr" in g.params) == ("lr" in start.constants)
+    other = dict(c, lr=lr + 1 if lr < 127 or lr > 128 else lr - 1)
+    graphs = RoundGraphs(gd, "fit", 2)
+    same = graphs.build(0, start, c, 0, 2, 0).nodes is graphs.build(1, start, other, 0, 2, 0).nodes
+    assert same == (travels and lr_travels(other["lr"]))
+
+
+def test_configurations_differing_in_lr_share_round_programs_not_numbers():
+    """A sweep over lr: one program per round length, each configuration its own model."""
+    gd = MODULES["linear_regression"]
+    models = [train_local(gd, LR_X, LR_Y, cfg("linear_regression", features=2, lr=lr,
+                                               iters=40), 2, per_round=7)[0] for lr in (2, 5)]
+    alone = [train_local(gd, LR_X, LR_Y, cfg("linear_regression", features=2, lr=lr,
+                                              iters=40), 2, per_round=40)[0] for lr in (2, 5)]
+    assert models == alone and models[0] != models[1]
+
+
+def test_sync_steps_keep_a_round_request_under_the_limit():
+    """D10: the most steps whose request is under the limit; k itself when it fits, or when
+    even one step does not (the request size here: 1,000 bytes and 300 per step)."""
+    from maned.ml.chunking import sync_steps
+    built = []
+
+    def build(first, count):
+        built.append(count)
+        return count
+    size = (lambda count: 1000 + 300 * count)
+    assert sync_steps(build, 511, size, 65536) == (65536 - 1 - 1000) // 300 == 215
+    assert size(215) < 65536 <= size(216)
+    assert sync_steps(build, 100, size, 65536) == 100
+    assert sync_steps(build, 50, size, 1200) == 50  # one step is 1,300 bytes: k stands
+    assert sync_steps(build, 1, size, 10) == 1
+    nonlinear = (lambda count: 1000 + 300 * count + (5000 if count > 100 else 0))
+    assert sync_steps(build, 511, nonlinear, 65536) == 198 and nonlinear(198) < 65536
+
+
 @pytest.mark.parametrize("algo", sorted(MODULES))
 def test_round_flows_use_wire_ops_only(algo):
     gd = MODULES[algo]

@@ -140,6 +140,44 @@ def test_a_large_envelope_travels_async_with_the_same_result(pair, tmp_path):
     assert code == 0 and status(rex)["jobs_sync"] == mid["jobs_sync"] + 1
 
 
+def fit_on(worker, var: str, extra: str = "") -> str:
+    """The §6 fit with 3,000 iterations routed to one worker: a default round (511
+    iterations) is a request of about 131 KB, twice the sync limit."""
+    return ("mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=2;\n"
+            "in::X = [[100,200],[200,100],[300,500],[400,200],[500,800],[600,300],[0,100],"
+            "[200,700]];\nin::y = [[300],[600],[400],[900],[500],[1200],[200],[0]];\n"
+            f"{device('rex', worker, var)}\n"
+            "calc::ml::linear_regression fit(X, y) @device(rex) {\n"
+            f"    iters: 3000, lr: 2, features: 2{extra}\n}} return m, l;\n")
+
+
+@pytest.mark.parametrize("extra, travels", [("", "sync"), (", budget: 4096", "async")])
+def test_default_rounds_to_a_worker_stay_under_the_sync_limit(pair, tmp_path, extra, travels):
+    """D10: without `budget:`, every round of a definition routed to a CDP worker travels
+    synchronously (its request is under 64 KiB); `budget: 4096`, written out, is obeyed
+    and its rounds go submit-and-poll. The numbers are the same, and the local run's."""
+    rex, _ = pair
+    before = status(rex)
+    code, out, err = run(tmp_path, fit_on(rex, "P_REX", extra), "--verify", "--json")
+    report = json.loads(out)
+    assert (code, report["verify"]["status"]) == (0, "PASS"), err
+    rounds = [j for j in report["jobs"] if "#r" in j["flow"]]
+    after = status(rex)
+    sync, async_ = (after[k] - before[k] for k in ("jobs_sync", "jobs_async"))
+    assert (sync, async_) == ((len(rounds), 0) if travels == "sync" else (0, len(rounds)))
+
+
+def test_sync_sized_rounds_give_the_explicit_budgets_numbers(pair, tmp_path):
+    """More rounds of fewer iterations (the chunking changes), not one number."""
+    rex, _ = pair
+    values = []
+    for extra in ("", ", budget: 4096"):
+        code, out, _ = run(tmp_path, fit_on(rex, "P_REX", extra), "--json")
+        assert code == 0
+        values.append([v for f in json.loads(out)["flows"] for v in f["outputs"]])
+    assert values[0] == values[1] and values[0]
+
+
 def test_status_prints_a_block_before_the_flows(pair, tmp_path):
     rex, _ = pair
     text = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"

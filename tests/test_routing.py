@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+import maned
+import maned.pipeline.compile
+
 from conftest import EXAMPLES, expand
 from gates import Gate, launcher
 from maned.cli.run import INTERRUPTED
@@ -162,6 +165,55 @@ def test_a_worker_that_disagrees_fails_verify(maned_run, workdir):
 def test_threads_use_a_process_pool_and_change_nothing(maned_run):
     one = maned_run("choose.mnd", "--threads", "1")
     assert maned_run("choose.mnd", "--threads", "3") == one and one[0] == 0
+
+
+def test_pool_processes_unpickle_each_program_once(monkeypatch):
+    """`--threads N`: the lane pickles each program once (renamed rounds are one program),
+    and a pool process unpickles it once per run; the job still answers under its name."""
+    import pickle
+    from dataclasses import replace
+    from maned.targets import local
+    checked = maned.pipeline.compile.compile_script(expand(
+        "{H0}\ncalc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"))
+    g = checked.graphs["f"]
+    programs = local.PickledPrograms()
+    first, again = programs.of(g), programs.of(replace(g, flow="f#c0#r1"))
+    assert again[0] == first[0] and again[1] is first[1]
+    loads = []
+    real = pickle.loads
+    monkeypatch.setattr(local.pickle, "loads", lambda b: loads.append(1) or real(b))
+    a = maned.Tensor((2,), (3, -4))
+    for run_id, flow in (("run1", "f#c0#r0"), ("run1", "f#c0#r1"), ("run2", "f#c0#r0")):
+        got = local.evaluate_program(run_id, first[0], first[1], flow, {"a": a}, {}, 0, False)
+        assert got == ("ok", {"r": maned.Tensor((2,), (6, -8))})
+    assert len(loads) == 2  # once in run1, once more in run2 (tokens are per run)
+
+
+def test_a_vm_child_starts_when_the_plan_names_it():
+    """D7: `spawn` starts the child and returns without its HELO; `start` reads it."""
+    from maned.dispatch.devices import device_specs
+    from maned.dispatch.fleet import Fleet
+    program = maned.pipeline.compile.compile_script(expand(
+        "{H0}\n" + 'device::vm1 { host = "local"; }\n' +
+        "calc::lambda_flow f(a) @device(vm1) {\n    a a add r =\n} return r;\n")).program
+    fleet = Fleet(device_specs(program), program.quant)
+    try:
+        fleet.spawn(["vm1"])
+        device = fleet.target("vm1").device
+        assert device.proc is not None and device.status is None
+        assert device.start().alias == "vm1" and device.start() is device.status
+    finally:
+        fleet.close()
+    assert device.proc.returncode == 0  # closed: its stdin ended, it exited cleanly
+
+
+def test_a_vm_child_runs_blas_on_one_thread_unless_told(monkeypatch):
+    from maned.targets.vm import BLAS_THREADS, child_env
+    for name in BLAS_THREADS:
+        monkeypatch.delenv(name, raising=False)
+    assert {n: child_env()[n] for n in BLAS_THREADS} == dict.fromkeys(BLAS_THREADS, "1")
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")
+    assert child_env()["OPENBLAS_NUM_THREADS"] == "2"
 
 
 def test_progress_lines_go_to_stderr(maned_run):

@@ -69,10 +69,17 @@ class MlRun:
         return sync_steps(build, k, lambda graph: request_size(graph, inputs), limit)
 
     def _prepare_rounds(self) -> None:
-        """While the first rounds run, build every later round's program and compile it for
-        its target (most are the first round's; a chain's last, shorter round is not)."""
+        """While the first rounds run, build each later round's program and compile it for
+        its target, once per distinct program (most are the first round's; a chain's last,
+        shorter round is not)."""
+        seen = {(self._target(i), self.module.round_key(*self.spans[i][0], cfg))
+                for i, cfg in enumerate(self.configs)}
         for i, (start, cfg) in enumerate(zip(self.starts, self.configs)):
             for r, (first, count) in enumerate(self.spans[i][1:], 1):
+                key = (self._target(i), self.module.round_key(first, count, cfg))
+                if key in seen:
+                    continue
+                seen.add(key)
                 graph = self.graphs.build(i, start, cfg, first, count, r)
                 if self.prepare is not None and self._target(i) != LOCAL:
                     self.prepare(self._target(i), graph, {**start.constants, **start.state})

@@ -12,7 +12,6 @@ from ..ops.registry import BY_NAME
 from ..lowering.compiled import Compiler, interpreter_refusal
 from ..lowering.lower import LoweringError
 from .devices import VM_ALIAS, DeviceSpec, deadline_of, device_specs, remote_of
-from .fleet import Fleet
 from .plan import Plan, definitions, statements
 from .scheduler import Routing
 

@@ -4,7 +4,7 @@ each output is rank-0 locally (R5). Pre-flight and the routed targets read only 
 import functools
 import inspect
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from bark_vm.wire.ir import compute_mnemonics
 
@@ -39,9 +39,9 @@ class Compiled:
 class Compiler:
     """The run's one cache: each program is lowered, encoded and checked once per ABI and
     input ranks. A program is a graph's nodes, parameters and outputs; its name is not part
-    of it, so the renamed rounds of a chain (ml/round_graphs) share one entry and each
-    Compiled still names its own flow. Thread-safe enough for its use: a race can only
-    compile twice, never give two different answers."""
+    of it, so the renamed rounds of a chain (ml/round_graphs) share one entry, and a job is
+    named from its own graph. Thread-safe enough for its use: a race can only check twice,
+    never give two different answers."""
 
     def __init__(self):
         self._lowered: dict[tuple, tuple[FlowGraph, Lowered, tuple[str, ...]]] = {}
@@ -54,7 +54,8 @@ class Compiler:
         return id(graph.nodes), graph.params, graph.outputs, abi
 
     def lowered(self, graph: FlowGraph, abi: int) -> tuple[Lowered, tuple[str, ...]]:
-        """The graph lowered at `abi` (LoweringError when it cannot be), and its mnemonics."""
+        """The graph's program lowered at `abi` (LoweringError when it cannot be), and its
+        mnemonics. The Lowered is the program's: its graph may carry another round's name."""
         key = self._program(graph, abi)
         with self._lock:
             if key not in self._lowered:
@@ -63,17 +64,16 @@ class Compiler:
                 # the graph is held so that the id of its nodes is not reused meanwhile
                 self._lowered[key] = (graph, low, tuple(compute_mnemonics(low.module)))
             _, low, mnemonics = self._lowered[key]
-        return (low if low.graph is graph else replace(low, graph=graph)), mnemonics
+        return low, mnemonics
 
     def compile(self, graph: FlowGraph, abi: int, inputs: dict[str, Tensor]) -> Compiled:
+        """The program's Compiled (shared by the rounds that are this program: name the job
+        from its own graph, never from `compiled.graph`)."""
         key = self._program(graph, abi) + (tuple(inputs[p].rank == 0 for p in graph.params),)
         held = self._compiled.get(key)
         if held is None:
             held = self._compiled[key] = (graph, self._compile(graph, abi, inputs))
-        compiled = held[1]
-        if compiled.lowered is None or compiled.graph is graph:
-            return compiled
-        return replace(compiled, lowered=replace(compiled.lowered, graph=graph))
+        return held[1]
 
     def warm(self, graph: FlowGraph, abi: int, inputs: dict[str, Tensor]) -> None:
         """Compile ahead, while a device starts; a refusal is left for the job to meet."""

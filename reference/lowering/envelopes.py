@@ -48,14 +48,16 @@ def _entry(flow: str, what: str, t: Tensor, q: QuantBlock) -> tuple[tuple[int, .
     return shape, tuple(t.data)
 
 
-def encode_job(lowered: Lowered, inputs: list[Tensor], quant) -> bytes:
-    """The MNPK for one run of a lowered flow; `inputs` are its params in declaration order."""
+def encode_job(lowered: Lowered, inputs: list[Tensor], quant, flow: str | None = None) -> bytes:
+    """The MNPK for one run of a lowered flow; `inputs` are its params in declaration order;
+    `flow` names the job in errors (default: the lowered graph's name)."""
     g = lowered.graph
+    flow = flow or g.flow
     if len(inputs) != len(g.params):
-        raise JobError(f"flow '{g.flow}' takes {len(g.params)} parameters, got {len(inputs)}")
+        raise JobError(f"flow '{flow}' takes {len(g.params)} parameters, got {len(inputs)}")
     q = job_quant(quant)
-    entries = [_entry(g.flow, f"parameter '{name}'", t, q) for name, t in zip(g.params, inputs)]
-    entries += [_entry(g.flow, f"constant {_literal(t)}", t, q) for t in lowered.hoisted]
+    entries = [_entry(flow, f"parameter '{name}'", t, q) for name, t in zip(g.params, inputs)]
+    entries += [_entry(flow, f"constant {_literal(t)}", t, q) for t in lowered.hoisted]
     return encode_request(q, lowered.ir, entries)
 
 
@@ -65,25 +67,27 @@ def _literal(t: Tensor) -> str:
     return f"{shape_text(t.shape)} literal"
 
 
-def decode_result(raw: bytes, compiled: Compiled, quant=None) -> dict[str, Tensor]:
+def decode_result(raw: bytes, compiled: Compiled, quant=None,
+                  flow: str | None = None) -> dict[str, Tensor]:
     """The outputs of an MNRS, by name in return order; a `[1]` turns back into rank-0 where
     the compiled record says the local result is (R5). With `quant`, every entry must carry
-    the request's dtype ([W13])."""
+    the request's dtype ([W13]); `flow` names the job in errors."""
     g = compiled.graph
+    flow = flow or g.flow
     names = [name for name, _ in g.outputs]
     dtype = job_quant(quant).dtype if quant is not None else None
     try:
         result = decode_mnrs(raw, dtype, dense=False)
     except WorkerError as e:
-        raise JobError(f"flow '{g.flow}': malformed MNRS response: {e.detail}") from None
+        raise JobError(f"flow '{flow}': malformed MNRS response: {e.detail}") from None
     if result.status != 0:
-        raise JobError(f"flow '{g.flow}': the worker reported status {result.status} "
+        raise JobError(f"flow '{flow}': the worker reported status {result.status} "
                        "(nonzero = execution error)")
     if len(result.entries) != len(names):
-        raise JobError(f"flow '{g.flow}': the worker returned {len(result.entries)} output "
+        raise JobError(f"flow '{flow}': the worker returned {len(result.entries)} output "
                        f"tensor(s), expected {len(names)}")
     if result.indexes != tuple(range(len(names))):
-        raise JobError(f"flow '{g.flow}': the worker's output table is out of order "
+        raise JobError(f"flow '{flow}': the worker's output table is out of order "
                        f"(indexes {list(result.indexes)})")
     out = {}
     for name, (shape, data), r0 in zip(names, result.entries, compiled.rank0):

@@ -65,7 +65,7 @@ class RoutedTarget:
             if compiled.refusal:  # refused here exactly as the interpreter refuses it
                 raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {compiled.refusal}"))
             request = encode_job(compiled.lowered, [inputs[p] for p in graph.params],
-                                 self.quant)
+                                 self.quant, flow)
             preflight(self.name, status, compiled, len(request), round_flow)
         except PreflightFailure as e:
             raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}", cause=e.code)) \
@@ -80,7 +80,7 @@ class RoutedTarget:
         if on_start:
             on_start()
         try:
-            return decode_result(self.device.run(request), compiled, self.quant)
+            return decode_result(self.device.run(request), compiled, self.quant, flow)
         except DeviceFailure as e:
             raise _failed(flow, e) from None
         except JobError as e:

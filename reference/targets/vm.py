@@ -25,6 +25,19 @@ def vm_command(alias: str, fields: dict) -> list[str]:
     return base + ["--alias", alias]
 
 
+# A VM child is one serial worker: its BLAS runs on one thread unless the environment says
+# otherwise, so N children use N cores and none starts a thread pool it cannot use.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def child_env() -> dict[str, str]:
+    """The child's environment: this one, with BLAS_THREADS set to 1 where they are unset."""
+    env = dict(os.environ)
+    for name in BLAS_THREADS:
+        env.setdefault(name, "1")
+    return env
+
+
 class VmDevice:
     def __init__(self, alias: str, command: list[str],
                  deadline_s: float = limits.ANSWER_DEADLINE_S):
@@ -77,7 +90,8 @@ class VmDevice:
         self._log = tempfile.TemporaryFile()
         try:
             self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=self._log, bufsize=0)
+                                         stdout=subprocess.PIPE, stderr=self._log, bufsize=0,
+                                         env=child_env())
         except OSError as e:
             self._broken = DeviceFailure(f"no local Bark VM: spawning '{self.command[0]}' "
                                          f"failed: {e.strerror or e}", kind="connect_failed")

@@ -1,0 +1,56 @@
+"""Issue 12's goals as data: a figure, the bound it should meet, and the goal in words.
+A run reports each one reached or missed (results.md); nothing gates on them, since a goal
+is what the project aims at, and the committed baseline is what it must not lose."""
+from dataclasses import dataclass
+
+from .figures import Figure
+
+
+@dataclass(frozen=True)
+class Goal:
+    figure: str
+    at_least: float | None  # the figure must be >= this, or
+    at_most: float | None   # <= this
+    text: str
+
+    def met(self, value: float) -> bool:
+        return (self.at_least is None or value >= self.at_least) and (
+            self.at_most is None or value <= self.at_most)
+
+    @property
+    def bound(self) -> str:
+        return f">= {self.at_least:.3g}" if self.at_least is not None else f"<= {self.at_most:.3g}"
+
+
+def _up(figure: str, bound: float, text: str) -> Goal:
+    return Goal(figure, bound, None, text)
+
+
+def _down(figure: str, bound: float, text: str) -> Goal:
+    return Goal(figure, None, bound, text)
+
+
+GOALS = (
+    _up("sweep/s6/vm_x2/over_vm_x1", 1.7, "4-configuration sweep: 2 VMs >= 1.7x faster than 1"),
+    _up("sweep/s6/vm_x1/over_local_t1", 1.0, "1 VM no slower than local --threads 1"),
+    _up("sweep/s6/vm_x2/over_local_t1", 1.6, "2 VMs >= 1.6x faster than local --threads 1"),
+    _up("sweep/s6/http_x2/over_vm_x2", 1 / 1.3, "2 HTTP workers within 1.3x of 2 VMs"),
+    _up("sweep/s6/local_t2/over_local_t1", 1.6, "local --threads 2 >= 1.6x faster than 1"),
+    *(_down(f"chain/{a}/100", 1.0, f"{a} routed to one VM no slower than local at 100 rows")
+      for a in ("linear_regression", "logistic_regression", "svm", "hmm")),
+    _down("chain/xgboost/1000", 1.0, "xgboost routed no slower than local at 1,000 rows"),
+    _down("chain/linear_regression/1000", 0.5, "linear_regression routed <= 0.5x local at "
+          "1,000 rows"),
+    _down("rounds/vm/total", 150.0, "per round inside a run <= 0.15 ms on a VM (us)"),
+    _down("rounds/http/total", 400.0, "per round inside a run <= 0.4 ms over HTTP (us)"),
+)
+
+
+def report(figures: list[Figure]) -> list[tuple[Goal, float | None, str]]:
+    """(goal, value, "met" | "missed" | "not measured") for each goal, in table order."""
+    values = {f.name: f.value for f in figures}
+    out = []
+    for g in GOALS:
+        v = values.get(g.figure)
+        out.append((g, v, "not measured" if v is None else "met" if g.met(v) else "missed"))
+    return out
