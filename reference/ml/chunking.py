@@ -43,18 +43,27 @@ def steps_per_round(module, name: str, start: Start, cfg: dict, q: int, build=No
 def sync_steps(build, k: int, size, limit: int) -> int:
     """The most steps per round, at most k, whose round request stays under `limit` bytes
     (DESIGN D10: a default-budget round to a CDP worker travels synchronously). `size(graph)`
-    is a round's request size; it grows by the same bytes per step, which gives the first
-    guess. k stands when even one step is over the limit (every round goes submit-and-poll
-    whatever the budget), or when k is already under it."""
-    if k == 1 or size(build(0, k)) < limit:
+    is a round's request size. It grows by about the same bytes per step, which gives a
+    first guess from the 1- and 2-step rounds; the guess is then checked, and moved a step at
+    a time, against real sizes (so the round that is kept is the one its job will send). A
+    guess whose size is exactly the straight line's is the largest (one more step is over
+    by construction) and needs no look upward. k stands when even one step is over the
+    limit: every round goes submit-and-poll whatever the budget."""
+    if k == 1:
         return k
     one = size(build(0, 1))
     if one >= limit:
         return k
     per = max(size(build(0, 2)) - one, 1)
-    guess = min(k - 1, 1 + (limit - 1 - one) // per)
-    while guess > 1 and size(build(0, guess)) >= limit:
+    guess = max(1, min(k, 1 + (limit - 1 - one) // per))
+    at = size(build(0, guess))
+    if at == one + per * (guess - 1) and at < limit:
+        return guess
+    while guess > 1 and at >= limit:
         guess -= 1
+        at = size(build(0, guess))
+    while guess < k and size(build(0, guess + 1)) < limit:
+        guess += 1
     return guess
 
 
