@@ -4,6 +4,7 @@ one, and so has the local interpreter with `--threads 1`; with `--threads N` the
 interpreter's lane is a pool of N processes. Every lane answers every job it takes,
 through `report(job, outputs, error)`, and writes the job's trace records: start when the
 job is sent, end when it is answered."""
+import gc
 import heapq
 import threading
 import uuid
@@ -114,13 +115,22 @@ class PoolLane:
         self._run_id = uuid.uuid4().hex  # a pool process's programs are this run's only
 
     def submit(self, job: Job) -> None:
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=self.threads)
         self.trace.start(job.name, self.target.name, None)
         token, blob = self._programs.of(job.graph)
-        future = self._pool.submit(evaluate_program, self._run_id, token, blob, job.name,
-                                   job.inputs, job.globals, self.target.quantres,
-                                   self.target.trap)
+        args = (evaluate_program, self._run_id, token, blob, job.name, job.inputs,
+                job.globals, self.target.quantres, self.target.trap)
+        if self._pool is None:
+            # The first submit forks the pool's processes. With the coordinator's objects
+            # frozen meanwhile, the children's collector never walks (and so never copies)
+            # the pages they inherit.
+            gc.freeze()
+            try:
+                self._pool = ProcessPoolExecutor(max_workers=self.threads)
+                future = self._pool.submit(*args)
+            finally:
+                gc.unfreeze()
+        else:
+            future = self._pool.submit(*args)
         future.add_done_callback(lambda f: self._pool_done(job, f))
 
     def _pool_done(self, job: Job, future) -> None:
