@@ -581,6 +581,15 @@ def test_a_plan_fails_where_the_instruction_loop_would():
         assert PLANS.of(m) is PLANS.of(m)
 
 
+def test_an_unvalidated_param_after_an_op_still_binds_its_input():
+    """The plan counts PARAMs apart from the ops' fields (a module the executor is handed
+    directly need not have passed validation's PARAM-first rule)."""
+    m = Module(2, (Instr(ir.PARAM, 0), op("relu", 1, 0), Instr(ir.PARAM, 2),
+                   op("add", 3, 1, 2), Instr(ir.RETURN, 3)), (3,))
+    x, y = np.array([-5, 7], np.int32), np.array([1, 1], np.int32)
+    assert execute(m, [x, y], 0)[0].tolist() == [1, 8]
+
+
 def test_a_kept_plan_gives_the_same_answer_again():
     """CONST registers are shared by every run of a plan: nothing may write into them."""
     prog = [Instr(ir.PARAM, 0), Instr(ir.CONST, 1, imm=7), op("add", 2, 0, 1),

@@ -90,14 +90,14 @@ def plan(module: ir.Module) -> Plan:
                 steps.append(missing)
                 break
             try:
-                params = kernel.params(instr)
+                fields = kernel.params(instr)
             except WorkerError as e:
                 steps.append((FAIL_STEP, e.code, e.detail))
                 break
             except Exception as e:  # as execute() words any other failure
                 steps.append(fail(f"{type(e).__name__}: {e}"))
                 break
-            steps.append((KERNEL_STEP, instr.dst, kernel.fn, srcs, params, kernel.name))
+            steps.append((KERNEL_STEP, instr.dst, kernel.fn, srcs, fields, kernel.name))
         defined.add(instr.dst)
     if not (steps and steps[-1][0] == FAIL_STEP):
         missing = undefined(module.outputs, "the output table")

@@ -61,28 +61,24 @@ class VmDevice:
         """Start the child without waiting for it (D7); `start` reads its HELO."""
         if self._broken:
             raise self._broken
-        if self.proc is not None:
-            return
-        try:
-            self._spawn()
-        except DeviceFailure:
-            raise
-        except Exception as e:  # anything else is still this device's failure, worded once
-            raise self._break(f"device '{self.alias}' (Bark VM) could not start: "
-                              f"{type(e).__name__}: {e}", "died") from None
+        if self.proc is None:
+            self._starting(self._spawn)
 
     def start(self) -> Status:
         """Spawn the child (unless `spawn` did) and read its HELO; returns the status it
         advertises. A start that fails leaves the device failed, with that failure, for the
         rest of the run."""
         self.spawn()
-        if self.status is not None:
-            return self.status
+        return self.status if self.status is not None else self._starting(self._hello)
+
+    def _starting(self, step):
+        """One step of the start; anything but a DeviceFailure is still this device's
+        failure, worded once."""
         try:
-            return self._hello()
+            return step()
         except DeviceFailure:
             raise
-        except Exception as e:  # anything else is still this device's failure, worded once
+        except Exception as e:
             raise self._break(f"device '{self.alias}' (Bark VM) could not start: "
                               f"{type(e).__name__}: {e}", "died") from None
 
