@@ -98,6 +98,36 @@ def test_lockout_runs_out_and_success_resets():
     assert not a.is_locked("u")
 
 
+@pytest.mark.parametrize("victim_failures_first", [1, 2])
+def test_failures_under_other_names_never_unlock_the_user(victim_failures_first):
+    """Issue 13, defect 3: failing logins under thousands of other names (more than the
+    failure table holds) must not drop the real user's count: its third failure still locks
+    it, and a locked name stays locked however many names fail after it."""
+    from bark_vm.server.auth import MAX_TRACKED_NAMES
+    clock = Clock()
+    a = Authenticator("u", "secret", lockout_s=60, clock=clock)
+    for _ in range(victim_failures_first):
+        code_of(a.login, "u", "guess")
+    for k in range(MAX_TRACKED_NAMES + 4):
+        code_of(a.login, f"other{k}", "guess")
+    for _ in range(3 - victim_failures_first):
+        code_of(a.login, "u", "guess")
+    assert a.is_locked("u")
+    for k in range(MAX_TRACKED_NAMES + 4):
+        code_of(a.login, f"again{k}", "guess")
+    assert code_of(a.login, "u", "secret") == ("AUTH_FAILED", "locked")
+    clock.now += 60
+    assert re.fullmatch(r"[0-9a-f]{32}", a.login("u", "secret"))
+
+
+def test_the_failure_table_stays_bounded():
+    from bark_vm.server.auth import MAX_TRACKED_NAMES
+    a = Authenticator("u", "secret", clock=Clock())
+    for k in range(MAX_TRACKED_NAMES * 2):
+        code_of(a.login, f"n{k}", "guess")
+    assert len(a._failures) <= MAX_TRACKED_NAMES + 1  # and the user's own record
+
+
 def test_token_table_is_lru_of_16_and_secrets_stay_out_of_reprs():
     a = Authenticator("u", "secret-value", clock=Clock())
     tokens = [a.login("u", "secret-value") for _ in range(16)]

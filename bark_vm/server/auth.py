@@ -5,7 +5,8 @@ always). A success issues `secrets.token_hex(16)` (32 lowercase hex) into a tabl
 tokens kept in least-recently-used order; an evicted or unknown token is AUTH_REQUIRED.
 Three consecutive failures for one user name lock that name for the lock-out period; a
 locked name is AUTH_FAILED with detail `locked`, whatever the password; a success resets
-the count. Nothing here ever puts a password or a token into an error or a repr.
+the count. Failures under other names never reset or unlock the worker's user (the failure
+table's bound drops only other names' records that are not locked). Nothing here ever puts a password or a token into an error or a repr.
 """
 import hmac
 import secrets
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 
 from ..wire.constants import DEFAULT_LOCKOUT_S, LOCKOUT_FAILURES, TOKEN_TABLE_SIZE, WorkerError
 
-MAX_TRACKED_NAMES = 4096  # failure records kept (oldest unlocked dropped first)
+MAX_TRACKED_NAMES = 4096  # failure records kept for other names than the worker's user
 
 
 @dataclass
@@ -60,15 +61,19 @@ class Authenticator:
         raise WorkerError("AUTH_FAILED", "bad username or password")
 
     def _fail(self, username: str, now: float) -> None:
+        """Count a failure. The table is bounded, but no name's failures can push out the
+        worker's own user's record, nor a locked one: past the bound, the oldest record of
+        another name that is not locked goes, and when every one is locked the new name is
+        not tracked (it cannot log in anyway: only the worker's user can)."""
         record = self._failures.pop(username, None) or _Failures()
         self._failures[username] = record  # most recent last
         record.count += 1
         if record.count >= LOCKOUT_FAILURES:
             record.locked_until = now + self._lockout_s
-        while len(self._failures) > MAX_TRACKED_NAMES:
+        if len(self._failures) > MAX_TRACKED_NAMES + 1:  # + 1: the user's own record
             victim = next((k for k, r in self._failures.items()
-                           if r.locked_until is None or r.locked_until <= now),
-                          next(iter(self._failures)))
+                           if k != username and not hmac.compare_digest(_bytes(k), self._user)
+                           and (r.locked_until is None or r.locked_until <= now)), username)
             del self._failures[victim]
 
     def is_locked(self, username: str) -> bool:
