@@ -103,18 +103,26 @@ def check_request(raw: bytes, config: WorkerConfig) -> tuple[Request, Module]:
 
 
 def execute_request(request: Request, module: Module) -> bytes:
-    """Step 7-8: run the module on the entries, answer the MNRS (status 0)."""
+    """Step 7-8: run the module on the entries, answer the MNRS (status 0). Whatever fails
+    on the way, memory included, is a WorkerError: every job ends in an answer."""
+    try:
+        return _execute_request(request, module)
+    except WorkerError:
+        raise
+    except MemoryError:
+        raise WorkerError("EXEC_FAILED", "out of memory while running the job or encoding "
+                          "its result") from None
+    except Exception as e:  # a worker answers; it never dies on a job
+        raise WorkerError("EXEC_FAILED", f"{type(e).__name__}: {e}") from None
+
+
+def _execute_request(request: Request, module: Module) -> bytes:
     import numpy as np
 
     from .executor import execute
 
     inputs = [np.array(data, dtype=np.int32).reshape(shape) for shape, data in request.entries]
-    try:
-        outputs = execute(module, inputs, request.quant.quantres)
-    except WorkerError:
-        raise
-    except Exception as e:  # a worker answers; it never dies on a job
-        raise WorkerError("EXEC_FAILED", f"{type(e).__name__}: {e}") from None
+    outputs = execute(module, inputs, request.quant.quantres)
     if len(outputs) != len(module.outputs):
         raise WorkerError("EXEC_FAILED", f"the executor returned {len(outputs)} outputs, "
                           f"expected {len(module.outputs)}")

@@ -65,3 +65,17 @@ def test_a_cached_program_still_checks_each_requests_tensors():
     with pytest.raises(WorkerError) as e:
         handle(mutate(mnpk, "bad_shape", lowered.module), WorkerConfig())
     assert e.value.code == "SHAPE_MISMATCH"
+
+
+def test_a_job_out_of_memory_is_a_coded_answer_on_every_worker(monkeypatch):
+    """Issue 13, defect 1, at the pipeline both workers run (bark-vm and bark-worker): a
+    MemoryError while encoding the result is EXEC_FAILED, never an escaped exception."""
+    from bark_vm import pipeline
+    mnpk, _ = request("a a add r =", ["2:1,2"])
+
+    def out_of_memory(entries, dtype, status=0):
+        raise MemoryError()
+    monkeypatch.setattr(pipeline, "encode_result", out_of_memory)
+    with pytest.raises(WorkerError) as e:
+        handle(mnpk, WorkerConfig())
+    assert e.value.code == "EXEC_FAILED" and "out of memory" in e.value.detail

@@ -519,6 +519,29 @@ def test_busy_on_a_fifth_slot(worker, token, files, idle):
         assert call(worker, "GET", f"/api/result?id={job}", token=token)[2] == GOLDEN_MNRS
 
 
+# --- every job is answered -------------------------------------------------------------------
+def test_a_job_that_runs_out_of_memory_is_answered(tmp, files):
+    """Issue 13, defect 1: a result that cannot be encoded for lack of memory is still an
+    answer (EXEC_FAILED), sync and async, the job is counted done, and the worker serves on."""
+    w = start_worker(tmp, command=[sys.executable, str(FAKES / "oom_worker.py")])
+    try:
+        token = login(w)[1]["token"]
+        s, _, data = call(w, "POST", "/api/execute?mode=sync", files["matmul_relu"],
+                          token=token, timeout=10)
+        cdp_error(s, data, "EXEC_FAILED")
+        assert "out of memory" in data["detail"]
+        job = submit(w, token, files["matmul_relu"])
+        assert wait_job(w, token, job, until=("error",))["state"] == "error"
+        s, _, data = call(w, "GET", f"/api/result?id={job}", token=token)
+        cdp_error(s, data, "EXEC_FAILED")
+        assert "out of memory" in data["detail"]
+        counters = status_of(w)
+        assert (counters["jobs_sync"], counters["jobs_async"], counters["jobs_done"]) == (1, 1, 2)
+        assert counters["jobs_running"] == 0
+    finally:
+        assert w.stop() == 0
+
+
 # --- long jobs: status stays live, FIFO, cancel -----------------------------------------------
 def executed(rows) -> int:
     """How many jobs reached the gated worker's executor (its log also lists polls)."""

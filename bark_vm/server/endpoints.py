@@ -181,11 +181,15 @@ class Endpoints:
 
     # --- the executor thread's side -----------------------------------------------------------
     def _run_sync(self, sock: socket.socket, request, module) -> None:
+        """Every sync job is answered and counted, whatever went wrong in it."""
         try:
             answer = http.response(200, execute_request(request, module), MNRS_TYPE)
         except WorkerError as e:
             self.log(f"sync job -> {e.code}: {e.detail}")
             answer = http.error_response(e)
+        except Exception as e:  # MemoryError building the answer, or a bug: still an answer
+            self.log(f"sync job -> EXEC_FAILED: {type(e).__name__}")
+            answer = http.error_response(WorkerError("EXEC_FAILED", type(e).__name__))
         self._count(jobs_done=1)
         self._answer(sock, answer)
 
