@@ -569,6 +569,85 @@ def gate(gated_worker):
     assert status_of(gated_worker)["jobs_running"] == 0
 
 
+def _in_background(fn, *args):
+    """fn(*args) on a thread; .result() waits for it (re-raising what it raised)."""
+    box = {}
+
+    def run():
+        try:
+            box["value"] = fn(*args)
+        except BaseException as e:  # handed to the waiting test
+            box["error"] = e
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+
+    class Pending:
+        @staticmethod
+        def result(timeout=120):
+            t.join(timeout)
+            assert not t.is_alive(), "a background call never returned"
+            if "error" in box:
+                raise box["error"]
+            return box["value"]
+    return Pending()
+
+
+def test_sync_requests_past_the_waiting_bound_are_busy(gated_worker, gate, files):
+    """Issue 13, defect 2: behind a running job at most SYNC_WAITING_MAX sync requests
+    wait; the next one is answered BUSY at once, and every waiting one is answered later."""
+    from bark_vm.wire.constants import SYNC_WAITING_MAX
+    w, token = gated_worker, login(gated_worker)[1]["token"]
+    base, sync0 = executed(gate.entries()), status_of(w)["jobs_sync"]
+    sync = (lambda: call(w, "POST", "/api/execute?mode=sync", files["matmul_relu"],
+                         token=token, timeout=120))
+    held = [_in_background(sync)]
+    gate.wait_for(lambda rows: executed(rows) == base + 1, "the first sync job executing")
+    held += [_in_background(sync) for _ in range(SYNC_WAITING_MAX)]
+    deadline = time.monotonic() + 60
+    while status_of(w)["jobs_sync"] < sync0 + 1 + SYNC_WAITING_MAX:
+        assert time.monotonic() < deadline, "the waiting sync requests never arrived"
+        time.sleep(0.01)
+    s, _, data = call(w, "POST", "/api/execute?mode=sync", files["matmul_relu"], token=token,
+                      timeout=10)
+    cdp_error(s, data, "BUSY")
+    gate.open()
+    assert [p.result()[0] for p in held] == [200] * (1 + SYNC_WAITING_MAX)
+
+
+def test_a_worker_out_of_file_descriptors_keeps_serving(tmp, files):
+    """Issue 13, defect 2: accept() failing (no descriptor left: EMFILE) is logged and
+    retried, never the worker's end; once a descriptor frees, the waiting connection is
+    served."""
+    import resource
+    gate = Gate(tmp / "fd-hold").close()
+    w = start_worker(tmp, command=[sys.executable, str(FAKES / "gated_worker.py"),
+                                   str(gate.path)])
+    pid = w.popen.pid
+    limits = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+    try:
+        token = login(w)[1]["token"]
+        first = _in_background(lambda: call(w, "POST", "/api/execute?mode=sync",
+                                            files["matmul_relu"], token=token, timeout=120))
+        gate.wait_for(lambda rows: executed(rows) == 1, "the first job executing")
+        in_use = len(os.listdir(f"/proc/{pid}/fd"))
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (in_use, limits[1]))  # none left
+        second = _in_background(lambda: call(w, "GET", "/api/status", proto=False,
+                                             timeout=120))
+        deadline = time.monotonic() + 60
+        while "cannot accept a connection" not in w.stderr():
+            assert w.popen.poll() is None, "the worker exited: " + w.stderr()
+            assert time.monotonic() < deadline, "the failed accept was never logged"
+            time.sleep(0.01)
+        assert w.popen.poll() is None
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, limits)
+        gate.open()
+        assert first.result()[0] == 200 and second.result()[0] == 200
+        assert status_of(w)["jobs_done"] == 1
+    finally:
+        gate.open()
+        assert w.stop() == 0
+
+
 def test_async_long_job_status_cancel_and_fifo(gated_worker, gate, files):
     w, token = gated_worker, login(gated_worker)[1]["token"]
     state = (lambda job: call(w, "GET", f"/api/job?id={job}", token=token)[2]["state"])

@@ -14,6 +14,7 @@ import select
 import signal
 import socket
 import sys
+import time
 
 from ..wire.constants import DEFAULT_LOCKOUT_S, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT
 from .endpoints import Endpoints, default_config
@@ -53,6 +54,9 @@ def _say(text: str) -> None:
     sys.stderr.flush()
 
 
+ACCEPT_RETRY_S = 0.05  # the pause after a failed accept()
+
+
 def _raise_stop(signum, frame):
     raise _Stop()
 
@@ -64,6 +68,7 @@ def _accept_loop(listener: socket.socket, worker: Endpoints) -> None:
     wake_r, wake_w = socket.socketpair()
     wake_w.setblocking(False)
     listener.setblocking(False)
+    refused = 0
     signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
     try:
         while True:
@@ -75,12 +80,27 @@ def _accept_loop(listener: socket.socket, worker: Endpoints) -> None:
                     sock, _ = listener.accept()
                 except (BlockingIOError, ConnectionAbortedError):
                     continue
+                except OSError as e:  # out of file descriptors, or memory: keep serving
+                    refused = _accept_failed(worker, e, refused)
+                    continue
+                refused = 0
                 sock.setblocking(True)
                 worker.serve_connection(sock)
     finally:
         signal.set_wakeup_fd(-1)
         wake_r.close()
         wake_w.close()
+
+
+def _accept_failed(worker: Endpoints, error: OSError, refused: int) -> int:
+    """An accept() that fails (EMFILE, ENFILE, ENOMEM, ...) leaves the connection waiting in
+    the kernel's queue; the worker logs the first failure of a run of them, pauses so the
+    loop does not spin while no descriptor is free, and tries again."""
+    if refused == 0:
+        worker.log(f"cannot accept a connection ({error.strerror or error}); waiting for a "
+                   "file descriptor to free")
+    time.sleep(ACCEPT_RETRY_S)
+    return refused + 1
 
 
 def serve(args, env) -> int:

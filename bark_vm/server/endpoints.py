@@ -10,7 +10,9 @@ failure wins:
   4. `X-Maned-Token` on the job endpoints (AUTH_REQUIRED);
   5. for a body-carrying POST: Content-Length present (BAD_ENVELOPE otherwise), not over
      max_payload (TOO_LARGE) and, for mode=sync, under 64 KiB (TOO_LARGE_FOR_SYNC); an
-     async submit with every slot occupied is BUSY. All decided before the body is read;
+     async submit with every slot occupied is BUSY, and so is a sync request when
+     SYNC_WAITING_MAX are already waiting for the executor. All decided before the body
+     is read;
   6. the body, then the request pipeline of `bark_vm.pipeline`.
 
 A sync execute is checked (steps 2-6 of wire-golden §6.1) here, then its socket goes to
@@ -25,7 +27,8 @@ import time
 
 from ..wire import strict_json
 from ..wire.constants import (
-    JOB_CAPACITY, MNRS_TYPE, PROTO, PROTO_HEADER, SYNC_LIMIT, TOKEN_HEADER, WorkerError,
+    JOB_CAPACITY, MNRS_TYPE, PROTO, PROTO_HEADER, SYNC_LIMIT, SYNC_WAITING_MAX, TOKEN_HEADER,
+    WorkerError,
 )
 from ..pipeline import WorkerConfig, check_request, execute_request
 from . import http
@@ -56,6 +59,7 @@ class Endpoints:
         self._started = clock()
         self._lock = threading.Lock()
         self.requests = self.jobs_sync = self.jobs_async = self.jobs_done = 0
+        self.sync_waiting = 0  # sync requests handed to the executor, not yet started
         self.runner = Runner(log=self.log)
 
     def log(self, text: str) -> None:
@@ -160,8 +164,11 @@ class Endpoints:
                 raise WorkerError("TOO_LARGE_FOR_SYNC", f"a sync request must be under "
                                   f"{SYNC_LIMIT} bytes, this one is {length}; submit it "
                                   "without mode=sync")
+            if self.sync_waiting >= SYNC_WAITING_MAX:
+                raise WorkerError("BUSY", f"{SYNC_WAITING_MAX} sync requests are already "
+                                  "waiting for the executor; retry later")
             request, module = check_request(conn.body(self), self.config)
-            self._count(jobs_sync=1)
+            self._count(jobs_sync=1, sync_waiting=1)
             self.runner.submit(lambda: self._run_sync(conn.sock, request, module))
             return HANDED_OFF
         self.jobs.check_free()
@@ -182,6 +189,7 @@ class Endpoints:
     # --- the executor thread's side -----------------------------------------------------------
     def _run_sync(self, sock: socket.socket, request, module) -> None:
         """Every sync job is answered and counted, whatever went wrong in it."""
+        self._count(sync_waiting=-1)
         try:
             answer = http.response(200, execute_request(request, module), MNRS_TYPE)
         except WorkerError as e:
