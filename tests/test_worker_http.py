@@ -748,6 +748,42 @@ def _stalled_clients_are_cut_off(worker):
             assert read_all(stalled) == b""  # cut off without an answer
 
 
+def test_a_trickled_body_is_cut_off_by_what_it_sent_not_what_it_declared(tmp):
+    """Issue 13, defect 5: a body's deadline follows the bytes received (--io-timeout, plus
+    a second per MB that has arrived), not the Content-Length it announces: a client that
+    declares 32 MiB and sends a byte every 50 ms is cut off long before the 200 bytes it
+    means to send, and the status probe queued behind it is answered."""
+    worker = start_worker(tmp, "--io-timeout", "0.5")
+    try:
+        token = login(worker)[1]["token"]
+        head = (b"POST /api/execute HTTP/1.1\r\nX-Maned-Proto: 1\r\nX-Maned-Token: "
+                + token.encode() + b"\r\nContent-Length: 33554432\r\n\r\n")
+        cut = worker.stderr().count("connection cut off")
+        with socket.create_connection(("127.0.0.1", worker.port), timeout=60) as trickle:
+            trickle.sendall(head)
+            sent = _in_background(_drip, trickle, 200, 0.05)
+            assert status_of(worker)["requests"] >= 0  # answered once the trickle is gone
+            assert sent.result() < 200
+        assert worker.stderr().count("connection cut off") == cut + 1
+    finally:
+        assert worker.stop() == 0
+
+
+def _drip(sock: socket.socket, total: int, every_s: float) -> int:
+    """Send one byte every `every_s` until `total` are sent or the peer closes; then stay
+    connected, silent, until the peer closes. How many bytes went out."""
+    sent = 0
+    try:
+        while sent < total:
+            sock.sendall(b"x")
+            sent += 1
+            time.sleep(every_s)
+        read_all(sock)
+    except OSError:
+        pass
+    return sent
+
+
 # --- other workers: ABI 1, lock-out, LRU, start-up and shutdown --------------------------------
 def test_abi1_worker_and_max_payload(tmp, files):
     w = start_worker(tmp, "--abi", "1", "--max-payload", "1000")
