@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from .diagnostics import Diagnostic, MnError
 from .graph.build import build_flow, build_terms
 from .graph.model import FlowGraph
-from .lang import ast
+from .lang import ast, limits
 from .lang.lint import lint
 from .lang.names import suggest
 from .lang.parser import parse
@@ -32,6 +32,10 @@ def global_names(program: ast.Program) -> frozenset[str]:
 
 
 def check(text: str) -> Checked:
+    try:
+        limits.check_source(len(text.encode("utf-8", "surrogatepass")))
+    except MnError as e:
+        return Checked(None, list(e.diagnostics))
     program, diags = parse(text)
     result = Checked(program, list(diags))
     if program is None or any(d.is_error for d in diags):
@@ -40,11 +44,18 @@ def check(text: str) -> Checked:
     if any(d.is_error for d in result.diagnostics):
         return result
     result.diagnostics.extend(_out_names(program))
+    steps = 0
     for d in program.of(ast.MLDef):
         configs, diags = check_definition(d, program.quant.quantres)
         result.diagnostics.extend(diags)
         if configs is not None:
             result.ml[d.name] = (d, configs)
+            steps += sum(limits.steps_of(c) for c in configs)
+            refusal = limits.over(limits.STEPS, "the calc::ml:: definitions up to "
+                                  f"'{d.name}' take", steps, d.pos)
+            if refusal:
+                result.diagnostics.append(refusal)
+                break
     flows = {f.name: f for f in program.flows}
     globals_ = global_names(program)
     for name in flows:

@@ -1,10 +1,13 @@
 """The installed commands as real child processes, and the CLI surface run in-process."""
+import json
 import shutil
 import subprocess
 
 import pytest
 
-from conftest import EXAMPLES
+from conftest import EXAMPLES, run_tool
+from maned.cli import lint as lint_cli
+from maned.cli import run as run_cli
 
 
 def _exe(name: str) -> str:
@@ -180,3 +183,70 @@ def test_lint_reports_gelu_as_w011_and_exits_0(maned_lint):
     assert code == 0 and err == ""
     assert out.endswith(":6:7: warning[W011]: op 'gelu' is registered but not executable on "
                         "any path - it will refuse at run time\n")
+
+
+# --- documented limits (issue 13, defect 6) ---------------------------------------------------
+LIMITS_HEAD = ("mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=2;\n"
+               "in::X = [[1,2],[3,4]];\nin::y = [[1],[2]];\n")
+
+
+def fit_script(tmp_path, keys: str) -> str:
+    path = tmp_path / "fit.mnd"
+    path.write_text(LIMITS_HEAD + "calc::ml::linear_regression fit(X, y) {\n"
+                    f"    {keys}, features: 2\n}} return m, l;\n")
+    return str(path)
+
+
+STEPS_MESSAGE = ("the calc::ml:: definitions up to 'fit' take 2,147,483,647 training steps, "
+                 "over the limit of 10,000,000; set MANED_MAX_STEPS to allow more")
+
+
+def test_a_fit_of_two_billion_iterations_is_refused_before_it_starts(tmp_path):
+    """`iters: 2147483647` ran practically forever; it is E031 naming the limit and the
+    variable that raises it, from maned-run and from maned-lint, and nothing runs."""
+    script = fit_script(tmp_path, "iters: 2147483647")
+    assert run_tool(run_cli, [script]) == (1, "", f"lint error [6:1] {STEPS_MESSAGE} [E031]\n")
+    code, out, err = run_tool(lint_cli, [script])
+    assert (code, out, err) == (1, f"{script}:6:1: error[E031]: {STEPS_MESSAGE}\n", "")
+
+
+def test_the_steps_are_summed_over_a_sweep_and_the_limit_can_be_raised(tmp_path, monkeypatch):
+    script = fit_script(tmp_path, "iters: 6, lr: [2, 5]")
+    monkeypatch.setenv("MANED_MAX_STEPS", "11")
+    code, out, err = run_tool(run_cli, [script])
+    assert code == 1 and "12 training steps, over the limit of 11" in err
+    monkeypatch.setenv("MANED_MAX_STEPS", "12")
+    code, out, err = run_tool(run_cli, [script])
+    assert code == 0 and out.startswith("flow 'fit' outputs:")
+
+
+def test_a_script_over_the_source_limit_is_refused_before_it_is_parsed(tmp_path, monkeypatch):
+    path = tmp_path / "brackets.mnd"
+    path.write_text("[" * 5000)
+    monkeypatch.setenv("MANED_MAX_SOURCE_BYTES", "4096")
+    code, out, err = run_tool(run_cli, [str(path)])
+    assert (code, out) == (1, "")
+    assert err == (f"lint error [1:1] the script {path} is 5,000 bytes, over the limit of "
+                   "4,096; set MANED_MAX_SOURCE_BYTES to allow more [E031]\n")
+    code, out, _ = run_tool(lint_cli, [str(path)])
+    assert code == 1 and out.startswith(f"{path}:1:1: error[E031]: the script {path} is 5,000")
+
+
+def test_round_flows_over_the_limit_are_refused_before_the_first_round(maned_run, monkeypatch):
+    monkeypatch.setenv("MANED_MAX_ROUNDS", "2")
+    code, out, err = maned_run("sweep.mnd", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["jobs"] == [] and report["flows"] == []
+    assert [d["code"] for d in report["diagnostics"]] == ["E031"]
+    assert report["diagnostics"][0]["message"] == (
+        "ml definition 'fit' expands to 3 round flows, over the limit of 2; set "
+        "MANED_MAX_ROUNDS to allow more")
+
+
+@pytest.mark.parametrize("value", ["x", "0", "-3", "1e6"])
+def test_a_limit_that_is_not_a_whole_number_is_a_usage_error(tmp_path, monkeypatch, value):
+    monkeypatch.setenv("MANED_MAX_STEPS", value)
+    code, out, err = run_tool(run_cli, [fit_script(tmp_path, "iters: 3")])
+    assert (code, out) == (2, "")
+    assert err == (f"error: MANED_MAX_STEPS={value!r}: a limit is a whole number of 1 or "
+                   "more [EUSAGE]\n")

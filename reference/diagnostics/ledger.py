@@ -57,6 +57,8 @@ LEDGER: dict[str, Code] = {c.code: c for c in (
     _e("E027", "ml", "ML definition refused before training", area="ml"),
     _e("E028", "ml", "ML fit refused at run time (unfit data)", area="ml"),
     _e("E029", "run", "a file that opens but holds bad content"),
+    _e("E031", "lint", "a script over a documented limit (source size, training steps, "
+       "round flows)"),
     _w("W001", "unused parameter"),
     _w("W002", "variable assigned in more than one statement"),
     _w("W003", "duplicate object-parameter key"),

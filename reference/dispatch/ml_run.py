@@ -2,11 +2,11 @@
 chain of round jobs (configuration i on alias i mod N when routed), then one local
 epilogue `NAME` for all configurations. Tier B is one local fit."""
 from ..diagnostics import Diagnostic
-from ..lang import ast
+from ..lang import ast, limits
 from ..ml.algorithms import is_tier_a, module_for
 from ..ml.base import MlRefusal
-from ..ml.round_graphs import RoundGraphs, round_name
 from ..ml.chunking import round_spans, steps_per_round, sync_steps
+from ..ml.round_graphs import RoundGraphs, round_name
 from ..ml.train import bind_returns, fit_tier_b
 from ..targets.target import LOCAL
 from ..tensor import Tensor
@@ -44,6 +44,10 @@ class MlRun:
                           for i, (s, c) in enumerate(zip(self.starts, self.configs))]
         except MlRefusal as r:
             return self.finish(None, self._refused(r.reason))
+        refusal = limits.over(limits.ROUNDS, f"ml definition '{self.d.name}' expands to",
+                              sum(len(spans) for spans in self.spans), self.d.pos, "ml")
+        if refusal:  # before its first round runs
+            return self.finish(None, refusal)
         self.states = [dict(s.state) for s in self.starts]
         self.extras: list[list] = [[] for _ in self.configs]
         self.left = len(self.configs)

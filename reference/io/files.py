@@ -1,5 +1,8 @@
 """Reading files: one place that turns OS failures into EIO and bad UTF-8 into a position."""
+import os
+
 from ..diagnostics import Diagnostic, MnError, Pos
+from ..lang.limits import check_source
 
 
 def read_bytes(path: str, shown: str) -> bytes:
@@ -21,7 +24,13 @@ def decode_utf8(raw: bytes) -> tuple[str | None, Pos | None]:
 
 
 def read_script(path: str) -> str:
-    """A script's text: EIO when unreadable, EPARSE at the first byte that is not UTF-8."""
+    """A script's text: EIO when unreadable, E031 when over the source limit (asked of its
+    size before a byte is read), EPARSE at the first byte that is not UTF-8."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0  # read_bytes words the failure
+    check_source(size, f"the script {path} is")
     text, bad = decode_utf8(read_bytes(path, path))
     if text is None:
         raise MnError(Diagnostic("EPARSE", "the script is not UTF-8 text", bad))
