@@ -12,7 +12,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from .wire.constants import DEFAULT_MAX_PAYLOAD, RF_SLOTS, WorkerError
-from .wire.envelope import DTYPE_NAME, DTYPE_RANGE, Request, decode_request, encode_result
+from .wire.envelope import (
+    DTYPE_NAME, DTYPE_RANGE, ELEM_BYTES, Request, decode_request, encode_result,
+)
 from .wire.ir import PARAM, V2_ONLY, Module, missing_ops, parse_module, validate_module
 from .wire.opcodes import BY_MNEMONIC, COMPUTE_MNEMONICS
 from .wire.status import Status, encode_status
@@ -93,7 +95,7 @@ def check_request(raw: bytes, config: WorkerConfig) -> tuple[Request, Module]:
     if len(raw) > config.max_payload:
         raise WorkerError("TOO_LARGE", f"request of {len(raw)} bytes is over max_payload "
                           f"{config.max_payload}")
-    request = decode_request(raw)
+    request = decode_request(raw, buffers=True)
     module = PROGRAMS.checked(request.ir, config)
     params = sum(1 for i in module.instrs if i.opcode == PARAM)
     if params != len(request.entries):
@@ -121,12 +123,13 @@ def _execute_request(request: Request, module: Module) -> bytes:
 
     from .executor import execute
 
-    inputs = [np.array(data, dtype=np.int32).reshape(shape) for shape, data in request.entries]
+    dtype = request.quant.dtype
+    wire = np.dtype(f"<i{ELEM_BYTES[dtype]}")
+    inputs = [np.frombuffer(data, dtype=wire).reshape(shape) for shape, data in request.entries]
     outputs = execute(module, inputs, request.quant.quantres)
     if len(outputs) != len(module.outputs):
         raise WorkerError("EXEC_FAILED", f"the executor returned {len(outputs)} outputs, "
                           f"expected {len(module.outputs)}")
-    dtype = request.quant.dtype
     lo, hi = DTYPE_RANGE[dtype]
     entries = []
     for k, out in enumerate(outputs):
@@ -135,13 +138,11 @@ def _execute_request(request: Request, module: Module) -> bytes:
         if not 1 <= len(shape) <= 4 or 0 in shape:
             raise WorkerError("EXEC_FAILED", f"output {k} has shape {list(shape)}, which no "
                               "tensor entry can carry")
-        data = tuple(arr.reshape(-1).tolist())
-        bad = None if lo <= min(data) <= max(data) <= hi else next(
-            v for v in data if not lo <= v <= hi)
-        if bad is not None:
+        if not lo <= int(arr.min()) <= int(arr.max()) <= hi:
+            bad = int(arr[(arr < lo) | (arr > hi)].reshape(-1)[0])
             raise WorkerError("EXEC_FAILED", f"output {k} holds {bad}, outside the "
                               f"{DTYPE_NAME[dtype]} envelope [{lo}, {hi}]")
-        entries.append((shape, data))
+        entries.append((shape, arr.astype(wire).tobytes()))
     return encode_result(entries, dtype)
 
 

@@ -1,8 +1,10 @@
 """MNPK requests and MNRS results (spec/wire.md §2.1-2.3, wire-golden §1.6, DESIGN D5).
 
 Plain Python data, no numpy: a tensor entry is `(shape, data)`, a tuple of dims (rank 1..4,
-each ≥ 1) and a flat row-major tuple of ints. Encoding is byte-deterministic and refuses an
-unencodable value with ValueError. Decoding checks every length against the bytes left and
+each ≥ 1) and a flat row-major tuple of ints; a worker may ask for `data` as the entry's own
+little-endian bytes instead (`buffers=True`), and may encode bytes it made that way, so a
+large tensor never becomes one Python object per element. Encoding is byte-deterministic
+and refuses an unencodable value with ValueError. Decoding checks every length against the bytes left and
 raises `WorkerError("BAD_ENVELOPE", detail)` for anything wrong; nothing else escapes.
 """
 import struct
@@ -71,7 +73,12 @@ def quant_block(quantres: int, quantmin: int, quantmax: int) -> QuantBlock:
 
 # --- encoding -------------------------------------------------------------------------------
 def encode_entry(index: int, entry: Entry, dtype: int) -> bytes:
-    shape, data = tuple(entry[0]), tuple(entry[1])
+    """One tensor entry. `data` is the flat values, or their little-endian bytes in the
+    envelope's dtype (a worker's buffer: the values fit by construction)."""
+    shape = tuple(entry[0])
+    if isinstance(entry[1], (bytes, bytearray, memoryview)):
+        return _encode_buffer(index, shape, bytes(entry[1]), dtype)
+    data = tuple(entry[1])
     if not 1 <= len(shape) <= MAX_RANK:
         raise ValueError(f"tensor {index}: rank {len(shape)} is not 1..{MAX_RANK}")
     if any(not 1 <= d <= 0xFFFFFFFF for d in shape):
@@ -86,6 +93,18 @@ def encode_entry(index: int, entry: Entry, dtype: int) -> bytes:
         raise ValueError(f"tensor {index}: value {bad} does not fit {DTYPE_NAME[dtype]}")
     return (bytes((index, dtype, len(shape), 0)) + struct.pack(f"<{len(shape)}I", *shape)
             + struct.pack(f"<{len(data)}{ELEM_FORMAT[dtype]}", *data))
+
+
+def _encode_buffer(index: int, shape: tuple[int, ...], data: bytes, dtype: int) -> bytes:
+    if not 1 <= len(shape) <= MAX_RANK or any(not 1 <= d <= 0xFFFFFFFF for d in shape):
+        raise ValueError(f"tensor {index}: dims {list(shape)} are not 1..{MAX_RANK} dims of "
+                         "1..2^32-1")
+    if len(data) != prod(shape) * ELEM_BYTES[dtype]:
+        raise ValueError(f"tensor {index}: {len(data)} bytes do not hold dims {list(shape)}")
+    if not 0 <= index <= 255:
+        raise ValueError(f"tensor index {index} does not fit u8")
+    return (bytes((index, dtype, len(shape), 0)) + struct.pack(f"<{len(shape)}I", *shape)
+            + data)
 
 
 def _dtype_ok(dtype: int) -> None:
@@ -119,10 +138,11 @@ def encode_result(entries, dtype: int, status: int = 0) -> bytes:
 
 # --- decoding -------------------------------------------------------------------------------
 
-def _entries(raw: bytes, at: int, count: int, dtype: int | None,
-             dense: bool = True) -> tuple[tuple[Entry, ...], int, tuple[int, ...]]:
+def _entries(raw: bytes, at: int, count: int, dtype: int | None, dense: bool = True,
+             buffers: bool = False) -> tuple[tuple[Entry, ...], int, tuple[int, ...]]:
     """`count` entries from offset `at`; every one must carry `dtype` (None: the first's).
-    Returns (entries, end offset, param indexes); `dense` refuses an index ≠ its position."""
+    Returns (entries, end offset, param indexes); `dense` refuses an index ≠ its position;
+    `buffers` gives each entry's data as a memoryview of its bytes."""
     out, indexes = [], []
     for k in range(count):
         if len(raw) - at < 4:
@@ -153,14 +173,16 @@ def _entries(raw: bytes, at: int, count: int, dtype: int | None,
         nbytes = prod(shape) * size  # Python ints: no wrap-around
         if nbytes > len(raw) - at:
             raise _bad(f"tensor entry {k} data is truncated")
-        data = struct.unpack_from(f"<{nbytes // size}{ELEM_FORMAT[dt]}", raw, at)
+        data = (memoryview(raw)[at:at + nbytes] if buffers else
+                struct.unpack_from(f"<{nbytes // size}{ELEM_FORMAT[dt]}", raw, at))
         at += nbytes
         out.append((shape, data))
     return tuple(out), at, tuple(indexes)
 
 
-def decode_request(raw: bytes) -> Request:
-    """Step 2 of wire-golden §6.1: the MNPK envelope, every length checked."""
+def decode_request(raw: bytes, buffers: bool = False) -> Request:
+    """Step 2 of wire-golden §6.1: the MNPK envelope, every length checked; `buffers`: each
+    entry's data as a memoryview of its little-endian bytes (a worker's choice)."""
     raw = bytes(raw)
     version = read_head(raw, "MNPK", MNPK_MAGIC, MNPK_HEADER_BYTES)
     if version != ENVELOPE_VERSION:
@@ -181,7 +203,7 @@ def decode_request(raw: bytes) -> Request:
     quant = QuantBlock(quantres, dtype, int.from_bytes(raw[20:22], "little", signed=True),
                        int.from_bytes(raw[22:24], "little", signed=True))
     at = MNPK_HEADER_BYTES + ir_size
-    entries, at, _ = _entries(raw, at, count, dtype)
+    entries, at, _ = _entries(raw, at, count, dtype, buffers=buffers)
     if at != len(raw):
         raise _bad(f"MNPK has {len(raw) - at} trailing bytes")
     return Request(quant, raw[MNPK_HEADER_BYTES:MNPK_HEADER_BYTES + ir_size], entries)
