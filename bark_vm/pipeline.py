@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .wire.constants import DEFAULT_MAX_PAYLOAD, RF_SLOTS, WorkerError
+from .wire.constants import DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, RF_SLOTS, WorkerError
 from .wire.envelope import (
     DTYPE_NAME, DTYPE_RANGE, ELEM_BYTES, Request, decode_request, encode_result,
 )
@@ -37,6 +37,7 @@ class WorkerConfig:
     abi: int = 2
     max_payload: int = DEFAULT_MAX_PAYLOAD
     capacity: int = 1
+    max_job_memory: int = DEFAULT_MAX_JOB_MEMORY  # bytes; an instruction past it: TOO_LARGE
 
     @property
     def ops(self) -> tuple[str, ...]:
@@ -104,11 +105,14 @@ def check_request(raw: bytes, config: WorkerConfig) -> tuple[Request, Module]:
     return request, module
 
 
-def execute_request(request: Request, module: Module) -> bytes:
+def execute_request(request: Request, module: Module,
+                    max_job_memory: int = DEFAULT_MAX_JOB_MEMORY) -> bytes:
     """Step 7-8: run the module on the entries, answer the MNRS (status 0). Whatever fails
-    on the way, memory included, is a WorkerError: every job ends in an answer."""
+    on the way, memory included, is a WorkerError: every job ends in an answer. An
+    instruction that would take the job over `max_job_memory` bytes is TOO_LARGE before
+    it runs."""
     try:
-        return _execute_request(request, module)
+        return _execute_request(request, module, max_job_memory)
     except WorkerError:
         raise
     except MemoryError:
@@ -118,7 +122,7 @@ def execute_request(request: Request, module: Module) -> bytes:
         raise WorkerError("EXEC_FAILED", f"{type(e).__name__}: {e}") from None
 
 
-def _execute_request(request: Request, module: Module) -> bytes:
+def _execute_request(request: Request, module: Module, max_job_memory: int) -> bytes:
     import numpy as np
 
     from .executor import execute
@@ -126,7 +130,7 @@ def _execute_request(request: Request, module: Module) -> bytes:
     dtype = request.quant.dtype
     wire = np.dtype(f"<i{ELEM_BYTES[dtype]}")
     inputs = [np.frombuffer(data, dtype=wire).reshape(shape) for shape, data in request.entries]
-    outputs = execute(module, inputs, request.quant.quantres)
+    outputs = execute(module, inputs, request.quant.quantres, max_job_memory)
     if len(outputs) != len(module.outputs):
         raise WorkerError("EXEC_FAILED", f"the executor returned {len(outputs)} outputs, "
                           f"expected {len(module.outputs)}")
@@ -149,4 +153,4 @@ def _execute_request(request: Request, module: Module) -> bytes:
 def handle(raw: bytes, config: WorkerConfig) -> bytes:
     """One request to its MNRS bytes; raises WorkerError (wire-golden §6.1)."""
     request, module = check_request(raw, config)
-    return execute_request(request, module)
+    return execute_request(request, module, config.max_job_memory)

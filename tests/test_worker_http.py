@@ -542,6 +542,21 @@ def test_a_job_that_runs_out_of_memory_is_answered(tmp, files):
         assert w.stop() == 0
 
 
+def test_the_memory_budget_is_a_worker_option(tmp):
+    """`--max-job-memory MIB`: a job that would go over it is 413 TOO_LARGE, counted done."""
+    from test_worker_memory import outer_product_request
+    w = start_worker(tmp, "--max-job-memory", "1")
+    try:
+        token = login(w)[1]["token"]
+        s, _, data = call(w, "POST", "/api/execute?mode=sync", outer_product_request(512),
+                          token=token)
+        cdp_error(s, data, "TOO_LARGE")
+        assert "memory budget of 1 MiB" in data["detail"]
+        assert status_of(w)["jobs_done"] == 1
+    finally:
+        assert w.stop() == 0
+
+
 # --- long jobs: status stays live, FIFO, cancel -----------------------------------------------
 def executed(rows) -> int:
     """How many jobs reached the gated worker's executor (its log also lists polls)."""

@@ -5,8 +5,10 @@ times, so the bound holds on any machine."""
 import tracemalloc
 
 import numpy as np
+import pytest
 
 from bark_vm.pipeline import WorkerConfig, handle
+from bark_vm.wire.constants import WorkerError
 from bark_vm.wire.envelope import decode_result, encode_request
 from maned.lowering.envelopes import job_quant
 from maned.lowering.lower import lower
@@ -39,3 +41,45 @@ def test_a_large_int8_envelope_costs_bytes_per_element_not_objects():
     assert peak / n < 24
     (shape, data), = decode_result(answer).entries
     assert shape == (n,) and data == tuple(np.maximum(values, 0).tolist())
+
+
+def outer_product_request(n: int) -> bytes:
+    """[n,1] x [1,n]: a request of 8n bytes whose answer has n^2 elements."""
+    checked = compile_script("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+                             "calc::lambda_flow g(a, b) {\n    a b matmul r =\n} return r;\n")
+    col = tuple((7 * i) % 2001 - 1000 for i in range(n))
+    return encode_request(job_quant(checked.program.quant), lower(checked.graphs["g"], 2).ir,
+                          [((n, 1), col), ((1, n), col)])
+
+
+def test_a_job_over_the_memory_budget_is_too_large_before_its_kernel_allocates():
+    """Issue 13, defect 4: a 64 KB request for an 8192 x 8192 product (it took ~10 GB) is
+    TOO_LARGE under the default budget, the detail naming the estimate and the budget, and
+    the worker allocated almost nothing for it."""
+    raw = outer_product_request(8192)
+    tracemalloc.start()
+    try:
+        try:
+            handle(raw, WorkerConfig())
+            refused = None
+        except WorkerError as e:
+            refused = e
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert refused is not None and refused.code == "TOO_LARGE"
+    assert refused.detail.startswith("matmul [8192, 1] x [1, 8192] would need about 2,816 MiB")
+    assert refused.detail.endswith("over this worker's memory budget of 1,024 MiB for one job "
+                                   "(--max-job-memory)")
+    assert peak < 8 * len(raw)
+
+
+def test_the_budget_is_configurable_and_never_changes_a_number():
+    raw = outer_product_request(1024)
+    with pytest.raises(WorkerError) as e:
+        handle(raw, WorkerConfig(max_job_memory=16 << 20))
+    assert e.value.code == "TOO_LARGE" and "budget of 16 MiB" in e.value.detail
+    (shape, data), = decode_result(handle(raw, WorkerConfig(max_job_memory=64 << 20))).entries
+    col = [(7 * i) % 2001 - 1000 for i in range(1024)]
+    assert shape == (1024, 1024)
+    assert data[:1024] == tuple(col[0] * c for c in col) and data[-1] == col[-1] * col[-1]

@@ -20,6 +20,7 @@ import numpy as np
 from ..wire import ir
 from ..wire.constants import WorkerError
 from .ints import I32, INT32_MAX, INT32_MIN, dims, failed
+from .footprint import footprint
 from .table import KERNELS
 
 PARAM_STEP, CONST_STEP, KERNEL_STEP, FAIL_STEP = range(4)
@@ -107,6 +108,18 @@ def plan(module: ir.Module) -> Plan:
     return Plan(tuple(steps), max(ids, default=-1) + 1, tuple(module.outputs))
 
 
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):,.0f} MiB" if n >= 1 << 20 else f"{n:,} bytes"
+
+
+def over_budget(name: str, args, held: int, need: int, budget: int) -> WorkerError:
+    """TOO_LARGE naming the instruction, the estimate and the budget."""
+    operands = " x ".join(dims(a.shape) for a in args)
+    return WorkerError("TOO_LARGE", f"{name} {operands} would need about {_mib(need)} more, "
+                       f"and the job already holds {_mib(held)}: over this worker's memory "
+                       f"budget of {_mib(budget)} for one job (--max-job-memory)")
+
+
 class Plans:
     """Plans of the modules seen last, by identity (the module is held, so its id stays its
     own): the worker's program cache returns the same module for the same IR bytes."""
@@ -132,10 +145,13 @@ class Plans:
 PLANS = Plans()
 
 
-def execute(module: ir.Module, inputs: list, quantres: int) -> list[np.ndarray]:
-    """Run `module` on `inputs` at quantres q; the output table's registers as int32 arrays."""
+def execute(module: ir.Module, inputs: list, quantres: int,
+            budget: int | None = None) -> list[np.ndarray]:
+    """Run `module` on `inputs` at quantres q; the output table's registers as int32 arrays.
+    With `budget` (bytes), an instruction that would take the job over it is refused
+    (TOO_LARGE) before its kernel runs."""
     try:
-        return run(PLANS.of(module), list(inputs), int(quantres))
+        return run(PLANS.of(module), list(inputs), int(quantres), budget)
     except WorkerError:
         raise
     except MemoryError:
@@ -144,21 +160,29 @@ def execute(module: ir.Module, inputs: list, quantres: int) -> list[np.ndarray]:
         raise failed(f"{type(exc).__name__}: {exc}") from None
 
 
-def run(p: Plan, inputs: list, q: int) -> list[np.ndarray]:
+def run(p: Plan, inputs: list, q: int, budget: int | None = None) -> list[np.ndarray]:
     regs: list = [None] * p.registers
+    held = sum(np.asarray(x).nbytes for x in inputs)  # the request's tensors
     for step in p.steps:
         kind = step[0]
         if kind == KERNEL_STEP:
             _, dst, fn, srcs, params, name = step
-            out = fn(q, *[regs[s] for s in srcs], **params)
+            args = [regs[s] for s in srcs]
+            if budget is not None:
+                need = footprint(name, args, params)
+                if held + need > budget:
+                    raise over_budget(name, args, held, need, budget)
+            out = fn(q, *args, **params)
             if out.dtype != I32 or out.ndim == 0:
                 raise failed(f"{name} produced {out.dtype} {dims(out.shape)}")
             regs[dst] = out
+            held += out.nbytes
         elif kind == PARAM_STEP:
             _, dst, k = step
             if k >= len(inputs):
                 raise failed(f"PARAM {k} has no input ({len(inputs)} given)")
             regs[dst] = _register(inputs[k], k)
+            held += regs[dst].nbytes
         elif kind == CONST_STEP:
             regs[step[1]] = step[2]
         else:

@@ -16,7 +16,9 @@ import socket
 import sys
 import time
 
-from ..wire.constants import DEFAULT_LOCKOUT_S, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT
+from ..wire.constants import (
+    DEFAULT_LOCKOUT_S, DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT,
+)
 from .endpoints import Endpoints, default_config
 from .auth import Authenticator
 
@@ -40,6 +42,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--abi", type=int, choices=(1, 2), default=2, help="IR ABI (default 2)")
     s.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD, metavar="N",
                    help=f"largest request body accepted (default {DEFAULT_MAX_PAYLOAD})")
+    s.add_argument("--max-job-memory", type=int, default=DEFAULT_MAX_JOB_MEMORY >> 20,
+                   metavar="MIB", help="memory one job may hold; an instruction that would "
+                   "take it over is refused TOO_LARGE before it runs (default "
+                   f"{DEFAULT_MAX_JOB_MEMORY >> 20})")
     s.add_argument("--lockout-seconds", type=float, default=DEFAULT_LOCKOUT_S, metavar="N",
                    help=f"how long three failed logins lock a user name (default "
                    f"{DEFAULT_LOCKOUT_S})")
@@ -112,7 +118,7 @@ def serve(args, env) -> int:
              "password in BARK_USER and BARK_PASS)")
         return 2
     alias = env.get("BARK_ALIAS") or "bark"
-    config = default_config(alias, args.abi, args.max_payload)
+    config = default_config(alias, args.abi, args.max_payload, args.max_job_memory << 20)
     try:
         listener = socket.create_server((args.host, args.port), family=socket.AF_INET,
                                         backlog=16)
@@ -142,6 +148,8 @@ def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.max_payload < 0 or args.lockout_seconds < 0 or args.io_timeout <= 0:
         _parser().error("--max-payload and --lockout-seconds must be >= 0, --io-timeout > 0")
+    if args.max_job_memory < 1:
+        _parser().error("--max-job-memory must be at least 1 (MiB)")
     if not 0 <= args.port <= 65535:
         _parser().error("--port must be 0..65535")
     sys.exit(serve(args, os.environ))

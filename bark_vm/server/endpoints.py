@@ -27,8 +27,8 @@ import time
 
 from ..wire import strict_json
 from ..wire.constants import (
-    JOB_CAPACITY, MNRS_TYPE, PROTO, PROTO_HEADER, SYNC_LIMIT, SYNC_WAITING_MAX, TOKEN_HEADER,
-    WorkerError,
+    DEFAULT_MAX_JOB_MEMORY, JOB_CAPACITY, MNRS_TYPE, PROTO, PROTO_HEADER, SYNC_LIMIT,
+    SYNC_WAITING_MAX, TOKEN_HEADER, WorkerError,
 )
 from ..pipeline import WorkerConfig, check_request, execute_request
 from . import http
@@ -191,7 +191,8 @@ class Endpoints:
         """Every sync job is answered and counted, whatever went wrong in it."""
         self._count(sync_waiting=-1)
         try:
-            answer = http.response(200, execute_request(request, module), MNRS_TYPE)
+            answer = http.response(200, execute_request(request, module,
+                                                        self.config.max_job_memory), MNRS_TYPE)
         except WorkerError as e:
             self.log(f"sync job -> {e.code}: {e.detail}")
             answer = http.error_response(e)
@@ -207,7 +208,8 @@ class Endpoints:
             return
         result, error = None, None
         try:
-            result = execute_request(*check_request(payload, self.config))
+            result = execute_request(*check_request(payload, self.config),
+                                     self.config.max_job_memory)
         except WorkerError as e:
             self.log(f"job {job_id} -> {e.code}: {e.detail}")
             error = e
@@ -256,6 +258,7 @@ class _Conn:
         return int(text)
 
 
-def default_config(alias: str, abi: int, max_payload: int) -> WorkerConfig:
+def default_config(alias: str, abi: int, max_payload: int,
+                   max_job_memory: int = DEFAULT_MAX_JOB_MEMORY) -> WorkerConfig:
     return WorkerConfig(alias=alias, kind="x86", abi=abi, max_payload=max_payload,
-                        capacity=JOB_CAPACITY)
+                        capacity=JOB_CAPACITY, max_job_memory=max_job_memory)

@@ -23,6 +23,7 @@ MAX_DIM = 65534  # reshape dims; 0xffff marks an absent dim
 ABSENT_DIM = 0xFFFF
 
 DEFAULT_MAX_PAYLOAD = 33554432
+DEFAULT_MAX_JOB_MEMORY = 1 << 30  # bytes one job may hold on a worker of ours (--max-job-memory)
 DEFAULT_PORT = 4780
 SYNC_LIMIT = 64 * 1024  # requests at or above go async (CDP)
 

@@ -11,8 +11,8 @@ from bark_vm import vm
 _real = executor.execute
 
 
-def _skewed(module, inputs, quantres):
-    outputs = _real(module, inputs, quantres)
+def _skewed(module, inputs, quantres, *budget):
+    outputs = _real(module, inputs, quantres, *budget)
     first = outputs[0].copy()
     first.reshape(-1)[0] += np.int32(1)
     return [first] + list(outputs[1:])

@@ -85,11 +85,11 @@ def lying_status():
     """Advertises tanh (every op) but refuses it."""
     real = endpoints.execute_request
 
-    def execute(request, module):
+    def execute(request, module, *budget):
         if any(table.KERNELS.get(i.opcode) and table.KERNELS[i.opcode].name == "tanh"
                for i in module.instrs):
             raise WorkerError("UNSUPPORTED_OP", "tanh is not implemented here")
-        return real(request, module)
+        return real(request, module, *budget)
     endpoints.execute_request = execute
 
 
@@ -98,8 +98,8 @@ def stale_answer():
     real = endpoints.execute_request
     last = {}
 
-    def execute(request, module):
-        fresh = real(request, module)
+    def execute(request, module, *budget):
+        fresh = real(request, module, *budget)
         answer = last.get("mnrs", fresh)
         last["mnrs"] = fresh
         return answer
