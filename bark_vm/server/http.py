@@ -125,10 +125,10 @@ def read_body(sock: socket.socket, request: Request, start: bytes, timeout: floa
         raise _bad("more bytes than Content-Length announced")
     if n > len(start) and (request.header("expect") or "").lower() == "100-continue":
         sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-    began = time.monotonic() + timeout
+    first = time.monotonic() + timeout  # the deadline while nothing has arrived yet
     parts, have = [start], len(start)
     while have < n:
-        chunk = _recv(sock, began + (have - len(start)) / BODY_BYTES_PER_S,
+        chunk = _recv(sock, first + (have - len(start)) / BODY_BYTES_PER_S,
                       min(n - have, 1 << 20))
         parts.append(chunk)
         have += len(chunk)
