@@ -11,7 +11,9 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from .wire.constants import DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, RF_SLOTS, WorkerError
+from .wire.constants import (
+    DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, PROGRAMS_KEPT, RF_SLOTS, WorkerError,
+)
 from .wire.envelope import (
     DTYPE_NAME, DTYPE_RANGE, ELEM_BYTES, Request, decode_request, encode_result,
 )
@@ -65,7 +67,7 @@ class Programs:
     a round chain sends one program many times, and parsing and validating it again would
     answer the same. A miss is steps 3-5 as written; nothing on the wire changes."""
 
-    def __init__(self, size: int = 64):
+    def __init__(self, size: int = PROGRAMS_KEPT):
         self.size, self._lock, self._known = size, threading.Lock(), OrderedDict()
 
     def checked(self, ir: bytes, config: WorkerConfig) -> Module:

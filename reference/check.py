@@ -32,10 +32,9 @@ def global_names(program: ast.Program) -> frozenset[str]:
 
 
 def check(text: str) -> Checked:
-    try:
-        limits.check_source(len(text.encode("utf-8", "surrogatepass")))
-    except MnError as e:
-        return Checked(None, list(e.diagnostics))
+    """The checked script. A script over a limit (E031) or a limit variable that is not a
+    number (EUSAGE) raises MnError before the rest is looked at."""
+    limits.check_source(len(text.encode("utf-8", "surrogatepass")))
     program, diags = parse(text)
     result = Checked(program, list(diags))
     if program is None or any(d.is_error for d in diags):

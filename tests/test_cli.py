@@ -250,3 +250,10 @@ def test_a_limit_that_is_not_a_whole_number_is_a_usage_error(tmp_path, monkeypat
     assert (code, out) == (2, "")
     assert err == (f"error: MANED_MAX_STEPS={value!r}: a limit is a whole number of 1 or "
                    "more [EUSAGE]\n")
+
+
+def test_maned_lint_words_a_bad_limit_as_a_usage_error(tmp_path, monkeypatch):
+    """Not a finding in the script but a setting: stderr, exit 2, as for an unreadable file."""
+    monkeypatch.setenv("MANED_MAX_STEPS", "0")
+    assert run_tool(lint_cli, [fit_script(tmp_path, "iters: 3")]) == (
+        2, "", "error: MANED_MAX_STEPS='0': a limit is a whole number of 1 or more [EUSAGE]\n")

@@ -5,14 +5,13 @@ literal password and every output the tools have (stdout, stderr, the --trace fi
 byte they produced is scanned: no secret appears anywhere. The scan says what it read, so
 it cannot pass by reading nothing."""
 import os
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
 from conftest import EXAMPLES
+from test_worker_http import start_worker
 
 USER = "scanner"
 SECRETS = {"MANED_T_PASS": "pass-3c1e9a77d0", "MANED_T_WRONG": "wrong-5b0f44e2a1",
@@ -22,31 +21,15 @@ LINT = [sys.executable, "-c", "from maned.cli.lint import console_main; console_
 HEAD = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\nin::a = [[1,2],[3,4]];\n"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def worker(tmp_path_factory):
     """A bark-worker whose password is the secret, its log in a file the scan reads."""
     folder = tmp_path_factory.mktemp("secrets")
-    log = folder / "worker.log"
-    port = free_port()
-    env = dict(os.environ, BARK_ALIAS="scan", BARK_USER=USER,
-               BARK_PASS=SECRETS["MANED_T_PASS"])
-    with open(log, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "bark_vm.server", "serve", "--host",
-                                 "127.0.0.1", "--port", str(port), "--lockout-seconds", "1"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=err)
-    deadline = time.monotonic() + 30
-    while "bark-worker: serving" not in log.read_text(errors="replace"):
-        assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-        time.sleep(0.05)
-    yield port, log, folder
-    proc.terminate()
-    proc.wait(timeout=10)
+    w = start_worker(folder, "--lockout-seconds", "1",
+                     env={"BARK_ALIAS": "scan", "BARK_USER": USER,
+                          "BARK_PASS": SECRETS["MANED_T_PASS"]})
+    yield w.port, w.err_path, folder
+    assert w.stop() == 0
 
 
 def device(port: int, secret_var: str, alias: str = "scan") -> str:

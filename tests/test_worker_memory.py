@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from bark_vm.pipeline import WorkerConfig, handle
-from bark_vm.wire.constants import WorkerError
+from bark_vm.wire.constants import DEFAULT_MAX_JOB_MEMORY, WorkerError
 from bark_vm.wire.envelope import decode_result, encode_request
 from maned.lowering.envelopes import job_quant
 from maned.lowering.lower import lower
@@ -69,7 +69,8 @@ def test_a_job_over_the_memory_budget_is_too_large_before_its_kernel_allocates()
         tracemalloc.stop()
     assert refused is not None and refused.code == "TOO_LARGE"
     assert refused.detail.startswith("matmul [8192, 1] x [1, 8192] would need about 2,816 MiB")
-    assert refused.detail.endswith("over this worker's memory budget of 1,024 MiB for one job "
+    budget = f"{DEFAULT_MAX_JOB_MEMORY >> 20:,} MiB"
+    assert refused.detail.endswith(f"over this worker's memory budget of {budget} for one job "
                                    "(--max-job-memory)")
     assert peak < 8 * len(raw)
 

@@ -4,9 +4,11 @@ what the job already holds and refuses (TOO_LARGE) an instruction that would tak
 over its budget, before the kernel allocates anything."""
 from math import prod
 
+from ..wire.constants import DTYPE_INT32
+from ..wire.envelope import ELEM_BYTES
 from .linalg import SMALL_MATMUL
 
-REGISTER_BYTES = 4  # an int32 result element
+REGISTER_BYTES = ELEM_BYTES[DTYPE_INT32]  # an int32 result element
 WIDE_BYTES = 8      # an int64 or float64 element of a kernel's intermediates
 
 

@@ -18,13 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..wire import ir
-from ..wire.constants import WorkerError
+from ..wire.constants import PROGRAMS_KEPT, WorkerError
 from .ints import I32, INT32_MAX, INT32_MIN, dims, failed
 from .footprint import footprint
 from .table import KERNELS
 
 PARAM_STEP, CONST_STEP, KERNEL_STEP, FAIL_STEP = range(4)
-PLANS_KEPT = 64
 
 
 @dataclass(frozen=True)
@@ -124,7 +123,7 @@ class Plans:
     """Plans of the modules seen last, by identity (the module is held, so its id stays its
     own): the worker's program cache returns the same module for the same IR bytes."""
 
-    def __init__(self, size: int = PLANS_KEPT):
+    def __init__(self, size: int = PROGRAMS_KEPT):
         self.size, self._lock, self._known = size, threading.Lock(), OrderedDict()
 
     def of(self, module: ir.Module) -> Plan:

@@ -32,6 +32,7 @@ PROTO_HEADER, TOKEN_HEADER = "X-Maned-Proto", "X-Maned-Token"
 JSON_TYPE, MNPK_TYPE, MNRS_TYPE = ("application/json", "application/x-maned-mnpk",
                                    "application/x-maned-mnrs")
 JOB_CAPACITY = 4  # async job slots of bark-worker
+PROGRAMS_KEPT = 64  # validated programs (and their executor plans) a worker keeps
 SYNC_WAITING_MAX = 8  # sync requests bark-worker keeps waiting for its executor; past: BUSY
 RESULT_TTL_S = 300  # a finished job's slot and result expire this long after it ends
 TOKEN_TABLE_SIZE = 16  # tokens held by a worker (LRU)

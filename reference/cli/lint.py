@@ -28,17 +28,15 @@ def main(argv: list[str], out=None, err=None) -> int:
         err.write(USAGE)
         return 2
     try:
-        text = read_script(path)
+        diags = sort_diagnostics(check(read_script(path)).diagnostics)
     except MnError as e:
         d = e.diagnostics[0]
-        if d.code == "EIO":
+        if d.code in ("EIO", "EUSAGE"):  # no finding in the script: the file or the setting
             err.write(run_line(d) + "\n")
             if fmt == "json":
                 out.write(json.dumps([finding(path, d)]) + "\n")
             return 2
         diags = [d]
-    else:
-        diags = sort_diagnostics(check(text).diagnostics)
     if fmt == "json":
         out.write(json.dumps([finding(path, d) for d in diags]) + "\n")
     else:

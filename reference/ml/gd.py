@@ -1,6 +1,9 @@
 """The gradient-descent family (spec/ml-exact.md §4): linear_regression, logistic_regression
 and svm. Init and epilogue are exact and local; a round flow runs k iterations of §4.2 as
 wire ops; predict mirrors the forward pass."""
+from bark_vm.wire.constants import DTYPE_INT8
+from bark_vm.wire.envelope import DTYPE_RANGE
+
 from ..graph.model import FlowGraph
 from ..graph.writer import GraphWriter
 from ..numeric.activation import sigmoid
@@ -16,7 +19,8 @@ def lr_travels(lr: int) -> bool:
     """Whether the round receives lr as an input tensor (so a sweep over lr sends one
     program) rather than as a literal (spec/ml-exact.md §11 allows both): when it fits int8,
     which every envelope carries; otherwise it stays a literal, as any envelope takes."""
-    return -128 <= lr <= 127
+    lo, hi = DTYPE_RANGE[DTYPE_INT8]
+    return lo <= lr <= hi
 
 
 class GradientDescent:
