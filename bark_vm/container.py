@@ -23,10 +23,18 @@ class RunningWorker:
     host: str
     port: int
     handle: object  # a docker Container, or a subprocess.Popen for a plain process
+    log_file: object = None  # a process's stderr: a file, since a pipe nobody reads fills
 
     @property
     def kind(self) -> str:
         return "process" if isinstance(self.handle, subprocess.Popen) else "container"
+
+    def log(self) -> str:
+        """What the worker has written to its log so far."""
+        if self.log_file is None:
+            return self.handle.logs().decode("utf-8", "replace")
+        self.log_file.seek(0)
+        return self.log_file.read().decode("utf-8", "replace")
 
 
 def docker_client():
@@ -121,12 +129,13 @@ def worker_process(alias: str, user: str, password: str, extra_args: tuple[str, 
     port = free_port()
     env = dict(os.environ, BARK_ALIAS=alias, BARK_USER=user, BARK_PASS=password)
     command = command or [sys.executable, "-m", "bark_vm.server"]
+    log = tempfile.TemporaryFile()
     proc = subprocess.Popen([*command, "serve", "--host",
                              "127.0.0.1", "--port", str(port), *extra_args], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=subprocess.DEVNULL, stderr=log)
     try:
         _wait_ready("127.0.0.1", port, timeout, lambda: proc.poll() is None)
-        yield RunningWorker(alias, "127.0.0.1", port, proc)
+        yield RunningWorker(alias, "127.0.0.1", port, proc, log)
     finally:
         proc.terminate()
         try:
@@ -134,4 +143,4 @@ def worker_process(alias: str, user: str, password: str, extra_args: tuple[str, 
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        proc.stderr.close()
+        log.close()

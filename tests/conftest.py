@@ -60,3 +60,10 @@ def maned_lint(workdir):
         path.write_text(expand(source), encoding="utf-8")
         return run_tool(lint_cli, [os.fspath(path)])
     return lint
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Each fuzz target's case count (tests/fuzzing.py), whatever else the run printed."""
+    from fuzzing import summary
+    for line in summary():
+        terminalreporter.write_line(line)

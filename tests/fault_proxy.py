@@ -18,6 +18,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from stub_worker import read_request
+
 KINDS = ("delay", "reset", "truncate", "black_hole", "drip", "half_close",
          "half_close_worker", "replay", "hold")
 IO_GUARD_S = 120  # a relay never waits longer on either side (the suite's hang guard)
@@ -98,7 +100,7 @@ class FaultProxy:
     def _serve(self, client: socket.socket) -> None:
         client.settimeout(IO_GUARD_S)
         try:
-            request = _read_request(client)
+            request = read_request(client)
             if request is None:
                 return
             full = request.split(b"\r\n", 1)[0].decode("latin-1")
@@ -152,25 +154,6 @@ class FaultProxy:
             while chunk := worker.recv(1 << 16):
                 parts.append(chunk)
             return b"".join(parts)
-
-
-def _read_request(sock: socket.socket) -> bytes | None:
-    """One whole request (head and Content-Length body), or None if the client left."""
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        chunk = sock.recv(1 << 16)
-        if not chunk:
-            return None
-        buf += chunk
-    head = buf.split(b"\r\n\r\n", 1)[0]
-    length = next((int(h.split(b":", 1)[1]) for h in head.split(b"\r\n")[1:]
-                   if h.lower().startswith(b"content-length:")), 0)
-    while len(buf) - len(head) - 4 < length:
-        chunk = sock.recv(1 << 16)
-        if not chunk:
-            return None
-        buf += chunk
-    return buf
 
 
 def _close(sock: socket.socket) -> None:

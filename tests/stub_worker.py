@@ -1,6 +1,7 @@
 """Fake CDP workers on loopback for the cases a healthy worker never produces: `Stub` answers
 each path from a script of answers; `Drip` answers the status, then sends any other answer
-one byte at a time, slower than any deadline."""
+one byte at a time, slower than any deadline; `Hostile` answers each request with whatever
+bytes a function of its method and path gives (the client fuzz)."""
 import json
 import socket
 import threading
@@ -129,3 +130,55 @@ def _json_answer(obj) -> bytes:
     body = json.dumps(obj).encode()
     return (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+def read_request(sock: socket.socket) -> bytes | None:
+    """One whole HTTP request (head and Content-Length body), or None if the peer left."""
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            return None
+        buf += chunk
+    head = buf.split(b"\r\n\r\n", 1)[0]
+    length = next((int(h.split(b":", 1)[1]) for h in head.split(b"\r\n")[1:]
+                   if h.lower().startswith(b"content-length:")), 0)
+    while len(buf) - len(head) - 4 < length:
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+class Hostile:
+    """A worker that answers each request with `answer(method, path)`: raw bytes, written
+    whole, then the connection closed (any status, any body, truncated or not)."""
+
+    def __init__(self):
+        self.answer = lambda method, path: b""
+        self.errors: list[str] = []  # what `answer` raised: a broken test, reported by it
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.settimeout(30)
+                    request = read_request(conn)
+                    if request is not None:
+                        method, path = request.split(b"\r\n", 1)[0].decode().split(" ")[:2]
+                        conn.sendall(self.answer(method, path))
+                except OSError:
+                    pass  # the client hung up first: its business
+                except Exception as e:
+                    self.errors.append(f"{type(e).__name__}: {e}")
+
+    def close(self) -> None:
+        self.listener.close()

@@ -1,23 +1,20 @@
-"""Bad input never ends in a traceback, a stray exit code or a hang (R33): generated
-mutations of the example scripts run in-process through maned-run, each under a timeout.
-MANED_FUZZ_CASES raises the count (the default keeps the suite fast); MANED_FUZZ_ML=1 adds
-the ML and routed examples to the corpus."""
+"""The script front end never ends in a traceback, a stray exit code or a hang (R33):
+generated mutations of the example scripts run in-process through maned-run, each under a
+deadline. The count and the long mode are tests/fuzzing.py's; MANED_FUZZ_ML=1 adds the ML
+and routed examples to the corpus."""
 import io
 import os
 import random
 import re
-import signal
-from contextlib import contextmanager
 
 import pytest
 
 from maned.cli import run as run_cli
-from maned.diagnostics.ledger import LEDGER
 
 from conftest import EXAMPLES
+from fuzzing import cases, check_outcome, deadline
 
-CASES = int(os.environ.get("MANED_FUZZ_CASES", "1200"))
-SECONDS = 10
+CASES = 1200
 # Pinned to the language-core examples (R33): ML training would make each case slow.
 CORPUS = ["birds.mnd", "choose.mnd", "constructors.mnd", "csv_io.mnd", "gather.mnd",
           "hello.mnd", "layer.mnd", "linalg.mnd", "matmul_relu.mnd", "power.mnd",
@@ -25,9 +22,6 @@ CORPUS = ["birds.mnd", "choose.mnd", "constructors.mnd", "csv_io.mnd", "gather.m
 if os.environ.get("MANED_FUZZ_ML"):  # the slow opt-in mode: the ML and routed examples too
     CORPUS += sorted({p.name for p in EXAMPLES.glob("*.mnd")} - set(CORPUS))
 TOKEN = re.compile(r"\s+|[A-Za-z_][A-Za-z0-9_]*|-?\d+(?:\.\d+)?|::|.", re.S)
-CODED = re.compile(r"\[([A-Z0-9]+)\]$")
-STDOUT_LINE = re.compile(r"flow '[^']+' outputs:|return@\d+ : .*|out::\S+ -> .*|"
-                         r"[^\s:]+ : (scalar = -?\d+|\[[0-9x]+\] = \[[-0-9, ]*\])")
 
 
 def _tokens(text: str) -> list[str]:
@@ -69,42 +63,18 @@ def mutate(text: str, rng: random.Random, vocabulary: list[str]) -> bytes:
     return raw
 
 
-@contextmanager
-def deadline(seconds: int):
-    def expire(signum, frame):
-        raise TimeoutError(f"no answer within {seconds} s")
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-
-
-def check_outcome(code: int, out: str, err: str) -> None:
-    assert code in (0, 1, 2), f"exit {code}"
-    if code == 0:
-        for line in out.splitlines():
-            assert STDOUT_LINE.fullmatch(line), f"odd stdout line {line!r}"
-    else:
-        codes = [m.group(1) for ln in err.splitlines() if (m := CODED.search(ln))]
-        assert codes, f"exit {code} without a coded line: {err!r}"
-        assert all(c in LEDGER for c in codes), codes
-
-
 def test_mutated_examples_end_cleanly(workdir):
     rng = random.Random(20261130)
     texts = {name: (workdir / name).read_text(encoding="utf-8") for name in CORPUS}
     vocabulary = sorted({t for text in texts.values() for t in _tokens(text) if t.strip()})
     target = workdir / "fuzz.mnd"
-    for n in range(CASES):
+    for n in cases("the script front end", CASES):
         name = rng.choice(CORPUS)
         raw = mutate(texts[name], rng, vocabulary)
         target.write_bytes(raw)
         out, err = io.StringIO(), io.StringIO()
         try:
-            with deadline(SECONDS):
+            with deadline():
                 code = run_cli.main([str(target)], out, err)
         except Exception as e:  # a traceback is the bug this test exists to find
             pytest.fail(f"case {n} ({name}) raised {type(e).__name__}: {e}\n{raw!r}")

@@ -111,3 +111,32 @@ def test_the_report_names_each_cause(stub, tmp_path):
     finally:
         good.close()
     assert [(d.code, d.cause) for d in report.diagnostics] == [("EPLAN", "UNSUPPORTED_OP")]
+
+
+FORGED = "boom\x1b[2J\nerror: flow 'g': forged [ERUN]\r\x00\u202e"
+
+
+def test_a_workers_words_cannot_forge_or_hide_a_line(stub, tmp_path):
+    """A detail or a status field with a newline, a terminal escape, a NUL or a bidi
+    override (JSON escapes decode to them) prints as one line, the characters escaped."""
+    stub.on("/api/status", (200, {**STATUS, "alias": "x\x1b]0;owned\x07"}))
+    stub.on("/api/execute", (500, {"error": "EXEC_FAILED", "detail": FORGED}))
+    code, out, err = run(tmp_path, script(stub.port).replace("in::a", "status::liar;\nin::a"))
+    assert code == 1
+    assert "  alias: x\\x1b]0;owned\\x07\n" in out
+    assert err == (f"error: flow 'f': device 'liar' (127.0.0.1:{stub.port}): the job failed "
+                   "while executing on the worker (EXEC_FAILED) [worker: boom\\x1b[2J\\nerror: "
+                   "flow 'g': forged [ERUN]\\r\\x00\\u202e] [ERUN]\n")
+
+
+@pytest.mark.parametrize("body, why", [
+    (b"MNRX" + bytes(8), "malformed MNRS response: MNRS magic is wrong"),
+    (bytes.fromhex("4d4e52530100030000000000"), "the worker reported status 3 (nonzero = "
+                                                  "execution error)"),
+])
+def test_a_bad_result_names_flow_and_device_once(stub, tmp_path, body, why):
+    stub.on("/api/status", (200, STATUS))
+    stub.on("/api/execute", (200, body))
+    code, out, err = run(tmp_path, script(stub.port))
+    assert (code, out) == (1, "")
+    assert err == f"error: flow 'f': device 'liar' (127.0.0.1:{stub.port}): {why} [ERUN]\n"

@@ -1,11 +1,11 @@
 """Malformed input for every rule of the worker's check order (spec/wire-golden.md §6.1
-steps 1-6), the stdio session rules (§7), and a property: no bytes make the decoders raise
-anything but WorkerError."""
+steps 1-6) and the stdio session rules (§7). That no bytes make the decoders raise anything
+but WorkerError is tests/test_fuzz_wire.py's."""
 import io
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bark_vm.vm import serve
@@ -269,39 +269,6 @@ def test_int8_output_out_of_range_is_exec_failed():
 def test_int8_entries_refuse_values_that_do_not_fit():
     with pytest.raises(ValueError):
         encode_request(QuantBlock(0, 1, -100, 100), b"", [((1,), (128,))])
-
-
-# --- the property ------------------------------------------------------------------------------
-def _only_worker_errors(raw: bytes, config: WorkerConfig) -> None:
-    try:
-        handle(raw, config)
-    except WorkerError:
-        pass
-
-
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.binary(max_size=400))
-def test_random_bytes_only_raise_worker_error(raw):
-    _only_worker_errors(raw, V2)
-    _only_worker_errors(b"MNPK" + raw, V1)
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(GOLDEN), st.lists(st.tuples(st.integers(0, 400), st.integers(0, 255),
-                                                   st.sampled_from("set ins del")),
-                                         min_size=1, max_size=4))
-def test_mutated_golden_requests_only_raise_worker_error(raw, edits):
-    b = bytearray(raw)
-    for at, value, kind in edits:
-        at %= len(b) + 1
-        if kind == "set" and at < len(b):
-            b[at] = value
-        elif kind == "ins":
-            b.insert(at, value)
-        elif at < len(b):
-            del b[at]
-    for config in (V1, V2):
-        _only_worker_errors(bytes(b), config)
 
 
 # --- §7 stdio session rules (in-process) -------------------------------------------------------

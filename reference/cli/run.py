@@ -133,7 +133,8 @@ def print_blocks(report: Report, out, after_blocks=lambda: None) -> None:
     for block in report.statuses:
         out.write(f"device '{block.alias}' status:\n")
         for key, value in block.fields:
-            out.write(f"  {key}: {','.join(value) if key == 'ops' else value}\n")
+            # the worker's own words: one printable line each, whatever it sent
+            out.write(mask(f"  {key}: {','.join(value) if key == 'ops' else value}") + "\n")
     for v in report.prints:
         out.write(format_value(v.name, v.tensor()) + "\n")
     for block in report.flows:

@@ -1,4 +1,5 @@
-"""The one place that turns diagnostics into lines (R2), masking every registered secret (D13)."""
+"""The one place that turns diagnostics into lines (R2), masking every registered secret (D13)
+and escaping what would not print as one line."""
 from .diagnostic import Diagnostic
 from .ledger import code_info
 
@@ -13,9 +14,15 @@ def register_secret(value: str) -> None:
 
 
 def mask(text: str) -> str:
+    """The text as one printable line: every registered secret as ***, and every control
+    or format character (a newline, an escape sequence, a bidi override a worker may send
+    in a detail) written as its Python escape, so no answer can forge or hide a line."""
     for s in sorted(_SECRETS, key=len, reverse=True):
         text = text.replace(s, "***")
-    return text
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
 
 
 def run_line(d: Diagnostic) -> str:

@@ -67,28 +67,27 @@ def _literal(t: Tensor) -> str:
     return f"{shape_text(t.shape)} literal"
 
 
-def decode_result(raw: bytes, compiled: Compiled, quant=None,
-                  flow: str | None = None) -> dict[str, Tensor]:
+def decode_result(raw: bytes, compiled: Compiled, quant=None) -> dict[str, Tensor]:
     """The outputs of an MNRS, by name in return order; a `[1]` turns back into rank-0 where
     the compiled record says the local result is (R5). With `quant`, every entry must carry
-    the request's dtype ([W13]); `flow` names the job in errors."""
+    the request's dtype ([W13]). A JobError says what is wrong with the answer; the caller
+    names the job and the device."""
     g = compiled.graph
-    flow = flow or g.flow
     names = [name for name, _ in g.outputs]
     dtype = job_quant(quant).dtype if quant is not None else None
     try:
         result = decode_mnrs(raw, dtype, dense=False)
     except WorkerError as e:
-        raise JobError(f"flow '{flow}': malformed MNRS response: {e.detail}") from None
+        raise JobError(f"malformed MNRS response: {e.detail}") from None
     if result.status != 0:
-        raise JobError(f"flow '{flow}': the worker reported status {result.status} "
-                       "(nonzero = execution error)")
+        raise JobError(f"the worker reported status {result.status} (nonzero = execution "
+                       "error)")
     if len(result.entries) != len(names):
-        raise JobError(f"flow '{flow}': the worker returned {len(result.entries)} output "
-                       f"tensor(s), expected {len(names)}")
+        raise JobError(f"the worker returned {len(result.entries)} output tensor(s), expected "
+                       f"{len(names)}")
     if result.indexes != tuple(range(len(names))):
-        raise JobError(f"flow '{flow}': the worker's output table is out of order "
-                       f"(indexes {list(result.indexes)})")
+        raise JobError(f"the worker's output table is out of order (indexes "
+                       f"{list(result.indexes)})")
     out = {}
     for name, (shape, data), r0 in zip(names, result.entries, compiled.rank0):
         out[name] = Tensor((), data) if r0 and shape == (1,) else Tensor(shape, data)

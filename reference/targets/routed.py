@@ -80,11 +80,11 @@ class RoutedTarget:
         if on_start:
             on_start()
         try:
-            return decode_result(self.device.run(request), compiled, self.quant, flow)
+            return decode_result(self.device.run(request), compiled, self.quant)
         except DeviceFailure as e:
             raise _failed(flow, e) from None
         except JobError as e:
-            raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': device '{self.name}': "
+            raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {self.device.where}: "
                                            f"{e}", cause="malformed_response")) from None
 
     def close(self) -> None:

@@ -53,6 +53,10 @@ class VmDevice:
         return self.proc.pid if self.proc else None
 
     @property
+    def where(self) -> str:
+        return f"device '{self.alias}' (Bark VM, pid {self.pid})"
+
+    @property
     def broken(self) -> bool:
         """Failed for good (died, timed out, broke the protocol): a new child is needed."""
         return self._broken is not None
@@ -130,8 +134,8 @@ class VmDevice:
 
     def abort(self) -> None:
         """Stop at once (on Ctrl-C): the child is killed, a wait on it ends."""
-        self._broken = self._broken or DeviceFailure(f"device '{self.alias}' (Bark VM, pid "
-                                                     f"{self.pid}) was stopped", kind="died")
+        self._broken = self._broken or DeviceFailure(f"{self.where} was stopped",
+                                                     kind="died")
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
 
@@ -140,8 +144,7 @@ class VmDevice:
             return self._pipe.read_frame(end)
         except PipeClosed as e:
             if e.why:
-                raise self._break(f"device '{self.alias}' (Bark VM, pid {self.pid}) "
-                                  f"{e.why}") from None
+                raise self._break(f"{self.where} {e.why}") from None
             raise self._died() from None
         except PipeTimeout:
             raise self._timed_out(f"send {what}", waited_s) from None
@@ -155,7 +158,7 @@ class VmDevice:
 
     def _timed_out(self, what: str, waited_s: float) -> DeviceFailure:
         return self._break(
-            f"device '{self.alias}' (Bark VM, pid {self.pid}) did not {what} within "
+            f"{self.where} did not {what} within "
             f"{waited_s:g} s (set timeout = N seconds in device::{self.alias} to wait "
             "longer); the child was killed", "timeout")
 
@@ -168,7 +171,7 @@ class VmDevice:
                 code = None
         how = f"exited with status {code}" if code is not None and code >= 0 else (
             f"was killed by signal {-code}" if code is not None else "stopped answering")
-        self._broken = DeviceFailure(f"device '{self.alias}' (Bark VM, pid {self.pid}) {how}",
+        self._broken = DeviceFailure(f"{self.where} {how}",
                                      kind="died")
         return self._broken
 
