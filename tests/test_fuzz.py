@@ -19,8 +19,12 @@ CASES = 1200
 CORPUS = ["birds.mnd", "choose.mnd", "constructors.mnd", "csv_io.mnd", "gather.mnd",
           "hello.mnd", "layer.mnd", "linalg.mnd", "matmul_relu.mnd", "power.mnd",
           "repeat.mnd", "scales.mnd", "solve.mnd", "stack_ops.mnd", "stats.mnd"]
-if os.environ.get("MANED_FUZZ_ML"):  # the slow opt-in mode: the ML and routed examples too
+ML = bool(os.environ.get("MANED_FUZZ_ML"))
+if ML:  # the slow opt-in mode: the ML and routed examples too
     CORPUS += sorted({p.name for p in EXAMPLES.glob("*.mnd")} - set(CORPUS))
+# With ML, a mutated iteration count is a long fit, not a hang: the documented step limit
+# (E031), lowered to a few times the examples' largest (1,200), refuses it instead.
+ML_MAX_STEPS = "4000"
 TOKEN = re.compile(r"\s+|[A-Za-z_][A-Za-z0-9_]*|-?\d+(?:\.\d+)?|::|.", re.S)
 
 
@@ -63,7 +67,9 @@ def mutate(text: str, rng: random.Random, vocabulary: list[str]) -> bytes:
     return raw
 
 
-def test_mutated_examples_end_cleanly(workdir):
+def test_mutated_examples_end_cleanly(workdir, monkeypatch):
+    if ML:
+        monkeypatch.setenv("MANED_MAX_STEPS", ML_MAX_STEPS)
     rng = random.Random(20261130)
     texts = {name: (workdir / name).read_text(encoding="utf-8") for name in CORPUS}
     vocabulary = sorted({t for text in texts.values() for t in _tokens(text) if t.strip()})
