@@ -344,6 +344,16 @@ def test_device_and_status():
     assert p.flows[0].devices[0].alias == "bob"
 
 
+def test_hyphenated_aliases_in_device_status_and_routes():
+    """spec/wire.md §3.8: `bob-i3` is an alias in device::, status:: and @device(...); a `-`
+    after any other name still starts a negative number."""
+    p = clean(H0 + 'device::bob-i3 { host = "local"; }\nstatus::bob-i3;\nin::a = 1;\n'
+              "calc::lambda_flow f(a) @device(bob-i3, w-2-b) {\n a a-1 add r =\n} return r;")
+    assert p.of(DeviceDecl)[0].alias == "bob-i3" and p.of(StatusDecl)[0].alias == "bob-i3"
+    assert [d.alias for d in p.flows[0].devices] == ["bob-i3", "w-2-b"]
+    assert [t.name if hasattr(t, "name") else t for t in p.flows[0].body[0].terms][1] == "a"
+
+
 def test_input_and_output_forms():
     p = clean(H0 + """in::z = 3 3 zeros;
 in::d = [2,3,5] diag;

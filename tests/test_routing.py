@@ -32,6 +32,15 @@ def test_routed_flow_prints_the_local_block_and_verifies(maned_run):
     assert out == f"flow 'multiply' outputs:\nresult : [2x2] = [19, 22, 43, 50]\n{PASS}\n"
 
 
+def test_a_hyphenated_alias_routes_and_verifies(maned_run):
+    source = ("{H0}\nin::a = [[1,2],[3,4]];\ndevice::bob-i3 { host = \"local\"; }\n"
+              "calc::lambda_flow f(a) @device(bob-i3) {\n    a a add r =\n} return r;\n")
+    code, out, err = maned_run("--verify", "--trace", "t.jsonl", source=source)
+    assert (code, err) == (0, "")
+    assert out == f"flow 'f' outputs:\nr : [2x2] = [2, 4, 6, 8]\n{PASS}\n"
+    assert '"target": "bob-i3"' in open("t.jsonl").read()
+
+
 def test_rank0_results_come_back_as_scalars(maned_run):
     """R5: TV-01 routed: rank-0 travels as [1] and prints as scalar again."""
     source = "{H0}\nin::a = 2;\nin::b = 3;\nin::c = 4;\n" + VMS + (

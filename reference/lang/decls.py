@@ -121,7 +121,7 @@ def output_decl(toks: list[Token]) -> OutputDecl:
 def status_decl(toks: list[Token]) -> StatusDecl:
     head = toks[0]
     alias = head.text[len("status::"):]
-    if not alias.isidentifier() or len(toks) > 1:
+    if not names.is_alias(alias) or len(toks) > 1:
         fail(toks[1] if len(toks) > 1 else head, "expected 'status::alias;'")
     return StatusDecl(head.pos, alias)
 

@@ -46,6 +46,7 @@ class _Lexer:
         self.tokens: list[Token] = []
         self.diags: list[Diagnostic] = []
         self.spaced = True
+        self.in_device_refs = False  # between `@device(` and `)`: aliases may hold hyphens
 
     def pos(self) -> Pos:
         return Pos(self.line, self.col)
@@ -95,6 +96,7 @@ class _Lexer:
                 while self.i < n and s[self.i] in _IDENT:
                     self.advance()
                 self.emit("AT", s[start:self.i], pos)
+                self.in_device_refs = s[start:self.i] == "device" and self.peek(0) == "("
             elif s.startswith("=>", self.i):
                 self.emit("ARROW", "=>", self.pos())
                 self.advance(2)
@@ -107,6 +109,8 @@ class _Lexer:
             elif c in PUNCT:
                 self.emit(c, c, self.pos())
                 self.advance()
+                if c == ")":
+                    self.in_device_refs = False
             else:
                 self.bad_run()
 
@@ -116,13 +120,18 @@ class _Lexer:
         return self.s[j] if j < len(self.s) else ""
 
     def name(self) -> None:
-        """identifier, then any `::ident` / `.ident` glued parts; a dangling `::` is kept."""
+        """identifier, then any `::ident` / `.ident` glued parts; a dangling `::` is kept.
+        A worker alias (`device::bob-i3`, `@device(bob-i3)`, `status::bob-i3`) glues `-ident`
+        parts too (spec/wire.md §3.8); anywhere else a `-` after a name starts a new token."""
         s, pos, start = self.s, self.pos(), self.i
         n = len(s)
+        alias = self.in_device_refs
         while True:
-            while self.i < n and s[self.i] in _IDENT:
+            while self.i < n and (s[self.i] in _IDENT or (
+                    alias and s[self.i] == "-" and self.peek(1) in _IDENT)):
                 self.advance()
             if s.startswith("::", self.i):
+                alias = alias or s[start:self.i] in ("device", "status")
                 self.advance(2)
                 if self.i < n and s[self.i] in _LETTERS:
                     continue

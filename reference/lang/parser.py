@@ -250,8 +250,9 @@ class _Parser:
         c = self.c
         head = c.next()
         alias = head.text[len("device::"):]
-        if not alias.isidentifier():
-            fail(head, f"device:: needs a plain alias, found '{head.text}'")
+        if not names.is_alias(alias):
+            fail(head, f"device:: needs an alias (letters, digits, '_', '-'), found "
+                 f"'{head.text}'")
         c.expect("{", f"'{{' to open the device::{alias} block", newlines=True)
         fields, error = [], None
         while True:
@@ -531,7 +532,7 @@ def _device_refs(c: Cursor) -> list[DeviceRef]:
     while True:
         c.skip_newlines()
         a = c.next()
-        if a.kind != "NAME" or not a.text.isidentifier():
+        if a.kind != "NAME" or not names.is_alias(a.text):
             fail(a if a.kind != ")" else at, "@device takes one or more worker aliases, as in "
                  "@device(bob)")
         refs.append(DeviceRef(a.pos, a.text))
