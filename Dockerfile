@@ -16,5 +16,5 @@ RUN if [ "$DEBIAN_NUMPY" = "1" ]; then \
     else \
         pip install --no-cache-dir /tmp/*.whl; \
     fi && rm -f /tmp/*.whl
-EXPOSE 4780
+EXPOSE 4780 4781/udp
 ENTRYPOINT ["bark-worker", "serve", "--host", "0.0.0.0", "--port", "4780"]

@@ -114,9 +114,10 @@ def worker_container(client, image: str, alias: str, user: str, password: str,
         container.remove(force=True)
 
 
-def free_port() -> int:
+def free_port(udp: bool = False) -> int:
+    """A loopback port nothing holds now (TCP, or UDP for a discovery port)."""
     import socket
-    with socket.socket() as s:
+    with socket.socket(type=socket.SOCK_DGRAM if udp else socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
@@ -130,8 +131,10 @@ def worker_process(alias: str, user: str, password: str, extra_args: tuple[str, 
     env = dict(os.environ, BARK_ALIAS=alias, BARK_USER=user, BARK_PASS=password)
     command = command or [sys.executable, "-m", "bark_vm.server"]
     log = tempfile.TemporaryFile()
+    # discovery off unless asked for: UDP 4781 is one per host, and a test runs many workers
+    quiet = () if "--discovery-port" in extra_args else ("--discovery-port", "0")
     proc = subprocess.Popen([*command, "serve", "--host",
-                             "127.0.0.1", "--port", str(port), *extra_args], env=env,
+                             "127.0.0.1", "--port", str(port), *quiet, *extra_args], env=env,
                             stdout=subprocess.DEVNULL, stderr=log)
     try:
         _wait_ready("127.0.0.1", port, timeout, lambda: proc.poll() is None)

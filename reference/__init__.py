@@ -4,8 +4,10 @@
 
 __version__ = "0.1.0"
 
+from .dispatch.devices import DeviceOverride  # noqa: E402
 from .pipeline.report import Report  # noqa: E402
 from .pipeline.run import run  # noqa: E402
+from .targets.discovery import Probing  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 
-__all__ = ["Report", "Tensor", "run", "__version__"]
+__all__ = ["DeviceOverride", "Probing", "Report", "Tensor", "run", "__version__"]

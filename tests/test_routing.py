@@ -117,9 +117,6 @@ def test_tier_a_two_value_sweeps_on_two_vms_verify(maned_run, workdir, example, 
     ("in::a = -1;\n" + VMS + "calc::lambda_flow f(a) @device(vm1) {\n    a abs r =\n"
      "} return r;\n", "error: flow 'f': op 'abs' has no binary-IR opcode; it cannot be "
      "routed [EPLAN]"),
-    ("in::a = 1;\ndevice::alice { discover = true; }\ncalc::lambda_flow f(a) @device(alice) "
-     "{\n    a a add r =\n} return r;\n", "error: device 'alice': discover = true needs LAN "
-     "discovery, which this implementation does not provide yet; give host = \"...\" [EPLAN]"),
     ("in::X = [[1,2]];\nin::y = [[1]];\n" + VMS + "calc::ml::linear_regression fit(X, y) "
      "@device(vm1, vm2) { features: 2 } return m;\n", "error: ml definition 'fit' names 2 "
      "@device aliases but trains one configuration; several aliases need a sweep (a "

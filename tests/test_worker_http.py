@@ -43,7 +43,8 @@ MUTATION_CODES = {"bad_magic": ("BAD_ENVELOPE", 400), "bad_truncated": ("BAD_ENV
                   "bad_shape": ("SHAPE_MISMATCH", 422),
                   "unsupported_op": ("UNSUPPORTED_OP", 422)}
 IO_TIMEOUT = 2.0
-READY = re.compile(r"bark-worker: serving (\S+) on 127\.0\.0\.1:(\d+) \(ABI (\d)\)")
+READY = re.compile(r"bark-worker: serving (\S+) on 127\.0\.0\.1:(\d+) \(ABI (\d)"
+                   r"(?:, discovery on UDP (\d+))?\)")
 SEEN: list[bytes] = []  # every response (head and body) this module received
 TOKENS: list[str] = []
 
@@ -76,10 +77,11 @@ def start_worker(tmp: Path, *args: str, env: dict | None = None,
     err_path = tmp / f"worker-{time.monotonic_ns()}.err"
     full_env = dict(os.environ, BARK_ALIAS=ALIAS, BARK_USER=USER, BARK_PASS=PASSWORD)
     full_env.update(env or {})
+    quiet = [] if "--discovery-port" in args else ["--discovery-port", "0"]  # UDP 4781 is one
     with open(err_path, "wb") as err:
         popen = subprocess.Popen((command or _command("bark-worker", "bark_vm.server"))
                                  + ["serve", "--host", "127.0.0.1", "--port", "0",
-                                    "--io-timeout", str(IO_TIMEOUT), *args],
+                                    "--io-timeout", str(IO_TIMEOUT), *quiet, *args],
                                  env=full_env, stdout=subprocess.DEVNULL, stderr=err)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

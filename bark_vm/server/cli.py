@@ -2,11 +2,13 @@
 
     bark-worker serve [--host 127.0.0.1] [--port 4780] [--abi 1|2] [--max-payload N]
                       [--lockout-seconds N] [--io-timeout SECONDS]
+                      [--discovery-port 4781] [--advertise-port N]
 
 Identity from the environment: BARK_ALIAS (default "bark"), BARK_USER and BARK_PASS (both
 required; the worker refuses to start, exit 2, without them). One readiness line on
 stderr once listening; SIGTERM or SIGINT stop it with exit 0. The listener serves one
-connection at a time; jobs run on one executor thread.
+connection at a time; jobs run on one executor thread; discovery probes are answered on
+UDP (same address, --discovery-port, 0 = off) by a thread of their own.
 """
 import argparse
 import os
@@ -18,9 +20,11 @@ import time
 
 from ..wire.constants import (
     DEFAULT_LOCKOUT_S, DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT,
+    DISCOVERY_PORT,
 )
-from .endpoints import Endpoints, default_config
 from .auth import Authenticator
+from .discovery import Responder
+from .endpoints import Endpoints, default_config
 
 DEFAULT_IO_TIMEOUT_S = 5.0
 
@@ -52,6 +56,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--io-timeout", type=float, default=DEFAULT_IO_TIMEOUT_S,
                    metavar="SECONDS", help="a client that has not sent its whole request "
                    f"head in this time is cut off (default {DEFAULT_IO_TIMEOUT_S:g})")
+    s.add_argument("--discovery-port", type=int, default=DISCOVERY_PORT, metavar="N",
+                   help=f"UDP port answering discovery probes (default {DISCOVERY_PORT}; 0 "
+                   "turns discovery off)")
+    s.add_argument("--advertise-port", type=int, default=None, metavar="N",
+                   help="the HTTP port discovery replies give (default: the port listened "
+                   "on; set it for a worker behind a published or NATed port)")
     return p
 
 
@@ -125,6 +135,19 @@ def serve(args, env) -> int:
     except OSError as e:
         _say(f"bark-worker: cannot listen on {args.host}:{args.port}: {e.strerror or e}")
         return 1
+    udp = None
+    if args.discovery_port:
+        try:
+            udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            udp.bind((args.host, args.discovery_port))
+        except OSError as e:
+            listener.close()
+            if udp is not None:
+                udp.close()
+            _say(f"bark-worker: cannot answer discovery on UDP {args.host}:"
+                 f"{args.discovery_port}: {e.strerror or e} (give --discovery-port N for "
+                 "another port, or 0 to turn discovery off)")
+            return 1
     import bark_vm.executor  # noqa: F401  (numpy and the op table loaded before the first job)
 
     worker = Endpoints(config, Authenticator(user, password, args.lockout_seconds),
@@ -133,13 +156,17 @@ def serve(args, env) -> int:
     signal.signal(signal.SIGTERM, _raise_stop)
     signal.signal(signal.SIGINT, _raise_stop)
     host, port = listener.getsockname()[:2]
-    _say(f"bark-worker: serving {alias} on {host}:{port} (ABI {args.abi})")
+    responder = udp and Responder(udp, worker.status_json, args.advertise_port or port, _say)
+    found = f", discovery on UDP {udp.getsockname()[1]}" if udp else ""
+    _say(f"bark-worker: serving {alias} on {host}:{port} (ABI {args.abi}{found})")
     try:
         _accept_loop(listener, worker)
     except _Stop:
         pass
     finally:
         listener.close()
+        if responder:
+            responder.close()
     _say(f"bark-worker: {alias} stopped")
     return 0
 
@@ -150,8 +177,10 @@ def main(argv: list[str] | None = None) -> None:
         _parser().error("--max-payload and --lockout-seconds must be >= 0, --io-timeout > 0")
     if args.max_job_memory < 1:
         _parser().error("--max-job-memory must be at least 1 (MiB)")
-    if not 0 <= args.port <= 65535:
-        _parser().error("--port must be 0..65535")
+    if not 0 <= args.port <= 65535 or not 0 <= args.discovery_port <= 65535:
+        _parser().error("--port and --discovery-port must be 0..65535")
+    if args.advertise_port is not None and not 1 <= args.advertise_port <= 65535:
+        _parser().error("--advertise-port must be 1..65535")
     sys.exit(serve(args, os.environ))
 
 

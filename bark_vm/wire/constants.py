@@ -25,6 +25,11 @@ ABSENT_DIM = 0xFFFF
 DEFAULT_MAX_PAYLOAD = 33554432
 DEFAULT_MAX_JOB_MEMORY = 1 << 30  # bytes one job may hold on a worker of ours (--max-job-memory)
 DEFAULT_PORT = 4780
+# Discovery over UDP (spec/wire.md §3.8, DESIGN §11): the probe, its port, the reply's cap.
+DISCOVERY_PORT = 4781
+DISCOVERY_PROBE = b"MANED? v1"
+DISCOVERY_REPLY_MAX = 1024
+DISCOVERY_FIELDS = ("proto", "alias", "kind", "ip", "port", "ops", "max_payload", "busy")
 SYNC_LIMIT = 64 * 1024  # requests at or above go async (CDP)
 
 # CDP over HTTP (spec/wire.md §3, DESIGN D6, R18-R21, R43).

@@ -1,11 +1,17 @@
 """maned-run's command line. Options may come before or after the script path (R27)."""
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..diagnostics import Diagnostic, MnError
+from ..dispatch.devices import DeviceOverride
+from ..targets.discovery import MAX_WINDOW_MS, Probing
 
 USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
                  [--require-vm] [--trap-overflow] [--threads N] [--progress | --no-progress]
                  [--trace FILE] [--json]
+                 [--probe HOST[:PORT]]... [--no-broadcast] [--discover-timeout MS]
+                 [--device http://HOST:PORT | --device local] [--device-user USER]
+                 [--device-pass PASS|env:NAME] [--device-token TOKEN|env:NAME]
+       maned-run devices [--probe HOST[:PORT]]... [--no-broadcast] [--timeout MS]
        maned-run --version | --help
 
   --flow NAME        run NAME and the flows that produce its parameters; print only NAME
@@ -24,6 +30,18 @@ USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ver
   --trace FILE       one JSON line per job start and end, flushed at once
   --json             print the run's report as one JSON document on stdout instead of
                      the blocks (docs/api.md has its schema); errors still go to stderr
+  --probe HOST[:PORT]  where the discover = true blocks look for their workers, besides
+                     the broadcast (port 4781 unless given; repeatable)
+  --no-broadcast     probe only the --probe targets
+  --discover-timeout MS  how long discovery waits for replies (default 1000)
+  --device http://HOST:PORT | local
+                     run every flow and ML round on this worker (or on a Bark VM child),
+                     whatever the script's @device says; ML init and epilogue stay local.
+                     Messages name it 'device'
+  --device-user USER, --device-pass PASS|env:NAME
+                     its login; without --device-pass the password is $MANED_DEVICE_PASS
+  --device-token TOKEN|env:NAME
+                     a pre-issued token instead of a login
   --version          print the version and a build line
   --help             print this help
 """
@@ -48,10 +66,20 @@ class RunOptions(ToolOptions):
     progress: bool | None = None  # None: on when stderr is a terminal
     trace: str | None = None
     json: bool = False
+    probing: Probing = field(default_factory=Probing)
+    device: DeviceOverride | None = None
 
 
 def usage_error(msg: str) -> MnError:
     return MnError(Diagnostic("EUSAGE", msg))
+
+
+def window_ms(flag: str, text: str) -> int:
+    """A discovery window in milliseconds, 1 to MAX_WINDOW_MS."""
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_WINDOW_MS:
+        raise usage_error(f"{flag} takes a whole number of milliseconds, 1 to "
+                          f"{MAX_WINDOW_MS}, not '{text}'")
+    return int(text)
 
 
 class ArgReader:
@@ -101,8 +129,13 @@ class ArgReader:
         return key, val
 
 
+DEVICE_FLAGS = {"--device": "url", "--device-user": "user", "--device-pass": "password",
+                "--device-token": "token"}
+
+
 def parse_args(argv: list[str]) -> RunOptions:
     opts = RunOptions()
+    credentials: dict[str, str] = {}
     reader = ArgReader(argv)
     value = reader.value
     for arg, name in reader:
@@ -120,6 +153,14 @@ def parse_args(argv: list[str]) -> RunOptions:
             opts.trace = value()
         elif name == "--json":
             opts.json = True
+        elif name == "--probe":
+            opts.probing = replace(opts.probing, probes=opts.probing.probes + (value(),))
+        elif name == "--no-broadcast":
+            opts.probing = replace(opts.probing, broadcast=False)
+        elif name == "--discover-timeout":
+            opts.probing = replace(opts.probing, window_ms=window_ms(name, value()))
+        elif name in DEVICE_FLAGS:
+            credentials[DEVICE_FLAGS[name]] = value()
         elif name == "--threads":
             text = value()
             if not text.isdigit() or int(text) < 1:
@@ -133,4 +174,23 @@ def parse_args(argv: list[str]) -> RunOptions:
             raise usage_error(f"unknown argument: {arg}")
     if opts.script is None and opts.show is None:
         raise usage_error("no script given (usage: maned-run <file.mnd> [options]; see --help)")
+    opts.device = _device_override(credentials)
     return opts
+
+
+def _device_override(given: dict[str, str]) -> DeviceOverride | None:
+    """--device and its credential flags, checked as a command line (values are read when
+    the plan runs)."""
+    if not given:
+        return None
+    if "url" not in given:
+        flags = [f for f, k in DEVICE_FLAGS.items() if k in given]
+        raise usage_error(f"{', '.join(flags)} without --device: credentials need a device "
+                          "(--device http://HOST:PORT)")
+    if given["url"] == "local" and len(given) > 1:
+        raise usage_error("--device local takes no credentials (a Bark VM child needs none)")
+    if "token" in given and ("user" in given or "password" in given):
+        raise usage_error("--device-token excludes --device-user and --device-pass")
+    if "password" in given and "user" not in given:
+        raise usage_error("--device-pass needs --device-user")
+    return DeviceOverride(**given)

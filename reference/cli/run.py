@@ -14,6 +14,7 @@ from ..dispatch.verify import verdict_lines
 from ..pipeline.report import DiagnosticRecord, Note, Report
 from ..pipeline.run import run
 from ..tensor import format_value
+from . import devices
 from .args import USAGE, parse_args
 from .version import version_text
 
@@ -36,6 +37,8 @@ def console_main() -> None:
 
 
 def _main(argv: list[str], out, err) -> int:
+    if argv[:1] == ["devices"]:
+        return devices.main(argv[1:], out, err)
     try:
         opts = parse_args(argv)
     except MnError as e:
@@ -49,7 +52,8 @@ def _main(argv: list[str], out, err) -> int:
         report = run(opts.script, inputs=opts.inputs, flow=opts.flow, verify=opts.verify,
                      threads=opts.threads, require_vm=opts.require_vm,
                      trap_overflow=opts.trap_overflow, trace=trace,
-                     progress=_progress_printer(err, progress_on))
+                     progress=_progress_printer(err, progress_on), probing=opts.probing,
+                     device=opts.device)
     finally:
         closed = trace.close() if trace else None
     code = report.exit_code

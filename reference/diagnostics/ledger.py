@@ -59,6 +59,8 @@ LEDGER: dict[str, Code] = {c.code: c for c in (
     _e("E029", "run", "a file that opens but holds bad content"),
     _e("E031", "lint", "a script over a documented limit (source size, training steps, "
        "round flows)"),
+    _e("E032", "lint", "a device:: block whose discover or pool field contradicts its others "
+       "(host or port with either, discover with pool) or is not true/false/1/0"),
     _w("W001", "unused parameter"),
     _w("W002", "variable assigned in more than one statement"),
     _w("W003", "duplicate object-parameter key"),
@@ -76,6 +78,7 @@ LEDGER: dict[str, Code] = {c.code: c for c in (
     _w("W015", "unknown device:: field"),
     _w("W016", "@unroll threads a parameter through unchanged"),
     _w("W017", "values left on the stack at '=' (the top binds, the rest drop)"),
+    _w("W018", "a device pool (pool = true): this implementation's extension"),
     _e("EPARSE", "parse", "text the grammar cannot parse"),
     _e("ELIMIT", "lint", "a flow exceeds a limit after inlining (register budget)"),
     _e("EUSAGE", "run", "bad command line"),

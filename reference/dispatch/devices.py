@@ -13,6 +13,8 @@ from ..diagnostics.printer import register_secret
 from ..lang import ast
 
 VM_ALIAS = "vm"  # the extra VM that --require-vm sends unrouted flows to (R16)
+FORCED_ALIAS = "device"  # the --device target, as messages and traces name it
+DEVICE_PASS_ENV = "MANED_DEVICE_PASS"  # --device-user's password when --device-pass is absent
 
 
 @dataclass(frozen=True)
@@ -24,11 +26,15 @@ class DeviceSpec:
 
 @dataclass(frozen=True)
 class Remote:
-    host: str
+    host: str  # "" for a worker found by discovery (bound at its first use)
     port: int
     user: str | None
     password: str | None
     token: str | None
+
+    @property
+    def discover(self) -> bool:
+        return not self.host
 
 
 def device_specs(program: ast.Program) -> dict[str, DeviceSpec]:
@@ -63,11 +69,10 @@ def _value(spec: DeviceSpec, key: str, environ) -> object:
 def remote_of(spec: DeviceSpec, environ=None) -> Remote:
     """Host, port and credentials of a network worker, checked before any connection."""
     environ = os.environ if environ is None else environ
+    if discovers(spec) or pools(spec):  # host and port come from replies (E032 refuses them)
+        return Remote("", 0, *_credentials(spec, environ))
     host, port = _value(spec, "host", environ), _value(spec, "port", environ)
     if not isinstance(host, str) or not host:
-        if spec.fields.get("discover") is True:
-            raise _plan_error(spec.alias, "discover = true needs LAN discovery, which this "
-                              "implementation does not provide yet; give host = \"...\"")
         raise _plan_error(spec.alias, "has no host field (or discover = true)")
     if host.startswith("https://"):
         raise _plan_error(spec.alias, "https:// is not supported: CDP is plaintext HTTP on a "
@@ -83,12 +88,44 @@ def remote_of(spec: DeviceSpec, environ=None) -> Remote:
         port = int(port)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
         raise _plan_error(spec.alias, f"bad port {port!r} (1..65535)")
+    return Remote(host, port, *_credentials(spec, environ))
+
+
+def discovers(spec: DeviceSpec) -> bool:
+    """A block that finds its worker by discovery (`discover = true`)."""
+    return spec.kind == "remote" and spec.fields.get("discover") is True
+
+
+def pools(spec: DeviceSpec) -> bool:
+    """A pool block (`pool = true`, docs/language.md): every worker discovery finds."""
+    return spec.kind == "remote" and spec.fields.get("pool") is True
+
+
+SHARED_BY_MEMBERS = ("user", "pass", "token", "timeout")
+
+
+def pool_members(spec: DeviceSpec, found) -> list[DeviceSpec]:
+    """One device per worker that answered discovery, in the order found (sorted by reported
+    alias, then address), named by the alias it reports, with the pool's credentials and
+    timeout. Two workers answering as one alias are refused: a member is named by it."""
+    members, seen = [], {}
+    for f in found:
+        if f.alias in seen:
+            raise _plan_error(spec.alias, f"pool: two workers answer as '{f.alias}' "
+                              f"({seen[f.alias]} and {f.address}); give them distinct aliases")
+        seen[f.alias] = f.address
+        shared = {k: v for k, v in spec.fields.items() if k in SHARED_BY_MEMBERS}
+        members.append(DeviceSpec(f.alias, "remote", {**shared, "host": f.address}))
+    return members
+
+
+def _credentials(spec: DeviceSpec, environ) -> tuple:
     user, password, token = (_value(spec, k, environ) for k in ("user", "pass", "token"))
     if token and (user or password):
         raise _plan_error(spec.alias, "give either user and pass or a token, not both")
     if bool(user) != bool(password):
         raise _plan_error(spec.alias, "user and pass go together")
-    return Remote(host, port, user or None, password or None, token or None)
+    return user or None, password or None, token or None
 
 
 def deadline_of(spec: DeviceSpec, environ=None) -> float:
@@ -103,3 +140,41 @@ def deadline_of(spec: DeviceSpec, environ=None) -> float:
         raise _plan_error(spec.alias, f"bad timeout {v!r} (a whole number of seconds, 1 to "
                           f"{MAX_DEADLINE_S})")
     return float(v)
+
+
+@dataclass(frozen=True)
+class DeviceOverride:
+    """`--device URL|local` and its credentials (spec/language.md §9): one target for every
+    flow and Tier A round. `password` and `token` may be `env:NAME`."""
+    url: str
+    user: str | None = None
+    password: str | None = None
+    token: str | None = None
+
+    def spec(self, environ=None) -> DeviceSpec:
+        """The target as a device block named `device`; env:NAME read now (R22)."""
+        environ = os.environ if environ is None else environ
+        if self.url == "local":
+            return DeviceSpec(FORCED_ALIAS, "vm", {})
+        password, token = (self._secret(flag, v, environ) for flag, v in
+                           (("--device-pass", self.password), ("--device-token", self.token)))
+        if self.user and not password:
+            password = environ.get(DEVICE_PASS_ENV) or None
+            if not password:
+                raise _plan_error(FORCED_ALIAS, f"--device-user needs a password: give "
+                                  f"--device-pass or set {DEVICE_PASS_ENV}")
+            register_secret(password)
+        fields = {"host": self.url, "user": self.user, "pass": password, "token": token}
+        return DeviceSpec(FORCED_ALIAS, "remote", {k: v for k, v in fields.items() if v})
+
+    @staticmethod
+    def _secret(flag: str, value: str | None, environ) -> str | None:
+        if value and value.startswith("env:"):
+            name = value[len("env:"):]
+            value = environ.get(name, "")
+            if not value:
+                raise _plan_error(FORCED_ALIAS, f"{flag} env:{name} but the environment "
+                                  f"variable {name} is unset or empty")
+        if value:
+            register_secret(value)
+        return value or None

@@ -7,6 +7,8 @@ import time
 from ..lang.ast import Quant
 from ..lowering.compiled import Compiler
 from ..targets.cdp import CdpDevice
+from ..targets.discovered import DiscoveredDevice
+from ..targets.discovery import Discovery, Probing
 from ..targets.local import LocalTarget
 from ..targets.routed import RoutedTarget
 from ..targets.limits import CLOSE_GRACE_S, SIGNAL_CHECK_S
@@ -17,10 +19,13 @@ from .devices import DeviceSpec, deadline_of, remote_of
 
 class Fleet:
     def __init__(self, specs: dict[str, DeviceSpec], quant: Quant, *, trap: bool = False,
-                 compiler: Compiler | None = None, devices: dict | None = None):
+                 compiler: Compiler | None = None, devices: dict | None = None,
+                 discovery: Discovery | None = None):
         """devices: ready-made devices for some aliases (a VM child or a CDP client that
-        the caller keeps open across runs): used instead of the spec, and never closed."""
+        the caller keeps open across runs): used instead of the spec, and never closed.
+        discovery: the plan's one discovery, shared by every `discover = true` block."""
         self.specs, self.quant = specs, quant
+        self.discovery = discovery or Discovery(Probing())
         self.compiler = compiler or Compiler()
         self._targets: dict = {LOCAL: LocalTarget(quant.quantres, trap)}
         self._lent = dict(devices or {})
@@ -37,7 +42,10 @@ class Fleet:
                 device = VmDevice(name, vm_command(name, spec.fields), deadline)
             else:
                 r = remote_of(spec)
-                device = CdpDevice(name, r.host, r.port, r.user, r.password, r.token, deadline)
+                device = (DiscoveredDevice(name, self.discovery, r.user, r.password, r.token,
+                                           deadline) if r.discover else
+                          CdpDevice(name, r.host, r.port, r.user, r.password, r.token,
+                                    deadline))
             self._targets[name] = RoutedTarget(device, spec.kind, self.quant, self.compiler)
         return self._targets[name]
 

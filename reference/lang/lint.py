@@ -213,11 +213,44 @@ def unknown_decorator(ctx):
 
 
 def device_without_host(ctx):
-    """E024: a device:: block with neither `host` nor `discover`."""
+    """E024: a device:: block with neither `host` nor `discover` (nor `pool`)."""
     for dev in ctx.program.of(ast.DeviceDecl):
-        if not {f.key for f in dev.fields} & {"host", "discover"}:
+        if not {f.key for f in dev.fields} & {"host", "discover", "pool"}:
             yield Diagnostic("E024", f"device '{dev.alias}' has neither host nor discover; "
                              f"add host = \"...\" (or \"local\") or discover = true", dev.pos)
+
+
+def discover_conflict(ctx):
+    """E032: `discover` or `pool` that is not true/false/1/0, or either one true with
+    `host` (the address comes from the reply) or `port` (the reply advertises it), or both
+    (spec/wire.md §3.8; a pool is this implementation's, docs/language.md)."""
+    for dev in ctx.program.of(ast.DeviceDecl):
+        fields = {f.key: f for f in dev.fields}
+        for flag in ("discover", "pool"):
+            if flag not in fields:
+                continue
+            value = fields[flag].value
+            if value not in (True, False):  # 1 and 0 are True and False
+                yield Diagnostic("E032", f"device '{dev.alias}': {flag} takes true or false "
+                                 f"(or 1 or 0)", fields[flag].pos)
+                continue
+            others = ("host", "port") + (("discover",) if flag == "pool" else ())
+            for key in others:
+                if value and key in fields:
+                    why = {"host": "discovery gives the worker's address",
+                           "port": "discovery gives the worker's port",
+                           "discover": "a pool discovers already"}[key]
+                    yield Diagnostic("E032", f"device '{dev.alias}': {key} and {flag} = true "
+                                     f"exclude each other ({why}); drop one", fields[key].pos)
+
+
+def device_pool(ctx):
+    """W018: a `pool = true` block, this implementation's extension (upstream has none)."""
+    for dev in ctx.program.of(ast.DeviceDecl):
+        if any(f.key == "pool" and f.value is True for f in dev.fields):
+            yield Diagnostic("W018", f"device '{dev.alias}' is a pool (pool = true), an "
+                             "extension of this implementation: upstream Maned does not run "
+                             "it", dev.pos)
 
 # --- warnings -----------------------------------------------------------------------------
 
@@ -441,10 +474,11 @@ def dropped_values(ctx):
 RULES = (
     duplicate_definition, duplicate_target, undefined_variable, duplicate_parameter,
     undefined_return, unknown_directive, unknown_decorator, device_without_host,
+    discover_conflict,
     unused_parameter, rebound_variable, duplicate_object_key, unused_variable,
     duplicate_device_field, duplicate_input, device_on_called_flow, duplicate_output_path,
     inert_print, unexecutable_op, inert_decorator, local_op_routed, literal_credential,
-    unknown_device_field, unroll_pass_through, dropped_values,
+    unknown_device_field, unroll_pass_through, dropped_values, device_pool,
 )
 
 

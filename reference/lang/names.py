@@ -61,7 +61,7 @@ def is_alias(text: str) -> bool:
     return _ALIAS.fullmatch(text) is not None
 
 
-DEVICE_FIELDS = ("host", "port", "user", "pass", "token", "discover", "vm", "timeout")
+DEVICE_FIELDS = ("host", "port", "user", "pass", "token", "discover", "pool", "vm", "timeout")
 
 # Input source kinds: loaded here, and known kinds we refuse with E018 (R11, R40).
 INPUT_KINDS = ("csv", "model")

@@ -7,6 +7,7 @@ from ..check import build_statement
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import mask
+from ..dispatch.devices import DeviceOverride, discovers
 from ..dispatch.fleet import Fleet
 from ..dispatch.plan import make_plan
 from ..dispatch.routing import resolve_routing, routed_aliases
@@ -20,6 +21,7 @@ from ..lang import ast
 from ..lang.names import suggest
 from ..lowering.compiled import Compiler
 from ..ops.registry import OpContext
+from ..targets.discovery import Discovery, ProbeError, Probing
 from ..targets.target import DeviceFailure
 from .compile import check_input_names, compile_script, input_values, script_source
 from .report import (STATUS_FIELDS, DiagnosticRecord, FlowOutputs, Note, OutFile, Report,
@@ -63,7 +65,8 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         base_dir: str | os.PathLike | None = None, inputs=None, flow: str | None = None,
         verify: bool = False, threads: int = 1, require_vm: bool = False,
         trap_overflow: bool = False, trace=None, progress=None,
-        devices: dict | None = None) -> Report:
+        devices: dict | None = None, probing: Probing | None = None,
+        device: DeviceOverride | None = None) -> Report:
     """Run a script and report what it did (see docs/api.md).
 
     script: a .mnd path; or `source` text with `base_dir` (default: the working folder) for
@@ -75,7 +78,10 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
     callback is a coded diagnostic in the report; only a wrong call raises (TypeError), and
     Ctrl-C raises KeyboardInterrupt once every target has been stopped.
     devices: ready-made devices by alias, kept open by the caller across runs (a conformance
-    target: with require_vm, alias "vm" takes every routable flow)."""
+    target: with require_vm, alias "vm" takes every routable flow). probing: how the
+    `discover = true` blocks look for their workers (`--probe`, `--no-broadcast`,
+    `--discover-timeout`; default: broadcast, 1000 ms). device: `--device` (a
+    `maned.DeviceOverride`), the one target of every flow and Tier A round."""
     if (script is None) == (source is None):
         raise TypeError("run() takes a script path or source=, not both or neither")
     b = _Builder(progress)
@@ -85,14 +91,14 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         else:
             text, folder = source, os.path.abspath(os.fspath(base_dir or os.getcwd()))
         _run(b, text, folder, inputs, flow, verify, threads, require_vm, trap_overflow,
-             trace, progress, devices)
+             trace, progress, devices, Discovery(probing or Probing()), device)
     except MnError as e:
         b.error(*e.diagnostics)
     return b.report()
 
 
 def _run(b: _Builder, text, folder, inputs, flow, verify, threads, require_vm, trap,
-         sink, progress, devices) -> None:
+         sink, progress, devices, discovery, device) -> None:
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
         raise MnError(Diagnostic("EUSAGE", f"--threads takes a whole number of 1 or more, not "
                                  f"{threads!r}"))
@@ -100,13 +106,19 @@ def _run(b: _Builder, text, folder, inputs, flow, verify, threads, require_vm, t
     program = checked.program
     plan = make_plan(program, flow)
     compiler = Compiler()
-    routing = resolve_routing(program, plan, checked.graphs, checked.ml, require_vm, compiler)
+    routing = resolve_routing(program, plan, checked.graphs, checked.ml, require_vm, compiler,
+                              device.spec() if device is not None else None, discovery)
     if trap and routing.any:
         raise MnError(Diagnostic("EUSAGE", "--trap-overflow runs on the local interpreter "
                                  "only; it cannot be combined with routing (@device or "
                                  "--require-vm)"))
+    if any(discovers(routing.devices[a]) for a in routed_aliases(routing)):
+        try:
+            discovery.resolve()  # a probe target that does not resolve stops the run here
+        except ProbeError as e:
+            raise MnError(Diagnostic("EUSAGE", str(e))) from None
     fleet = Fleet(routing.devices, program.quant, trap=trap, compiler=compiler,
-                  devices=devices)
+                  devices=devices, discovery=discovery)
     fleet.spawn(routed_aliases(routing))  # D7: the children start while the run goes on
     try:
         overrides = input_values(program, inputs)

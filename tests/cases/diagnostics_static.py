@@ -60,6 +60,10 @@ CASES = [
     ("E012", "mnd::routing_policy { a: 1 };\n", 4, 1, "@device"),
     ("E020", "mnd::checkpoint_every=5;\n", 4, 1, None),
     ("E024", "device::bob { port = 4780; }\n", 4, 1, "'bob'"),
+    ("E032", 'device::bob { host = "h"; discover = true; }\n', 4, 15, "exclude each other"),
+    ("E032", "device::bob { discover = true; port = 1; }\n", 4, 32, "the worker's port"),
+    ("E032", "device::bob { discover = 2; }\n", 4, 15, "takes true or false"),
+    ("W018", "device::bob { pool = true; }\n", 4, 1, "an extension of this implementation"),
     # --- linter warnings ------------------------------------------------------------------
     ("W001", "calc::lambda_flow f(x, u) {\n  x 1 add y =\n} return y;\n", 4, 24, "'u'"),
     ("W002", flow("  x 1 add z =\n  z 2 add z =\n  z 3 add y ="), 6, 11, "'z'"),

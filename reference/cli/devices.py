@@ -1,0 +1,92 @@
+"""`maned-run devices`: list the workers that answer discovery (spec/wire.md §3.8).
+
+    maned-run devices [--probe HOST[:PORT]]... [--no-broadcast] [--timeout MS]
+
+One line per worker, `ALIAS KIND ADDRESS BUSY OPS`, or `no devices found`; exit 0 either
+way, 2 for a bad flag or a probe target that does not resolve, 1 when no probe could be
+sent."""
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic, MnError
+from ..diagnostics.printer import mask, run_line
+from ..targets.discovery import (DEFAULT_WINDOW_MS, DiscoverySocketError, ProbeError,
+                                 discover, parse_probe, resolve)
+from .args import ArgReader, usage_error, window_ms
+from .version import version_text
+
+USAGE = """usage: maned-run devices [--probe HOST[:PORT]]... [--no-broadcast] [--timeout MS]
+
+Sends the discovery probe (UDP, `MANED? v1`) to 255.255.255.255:4781 and to each --probe
+target, and lists every worker that answers within the window:
+ALIAS KIND ADDRESS BUSY OPS, or `no devices found` (exit 0 either way).
+
+  --probe HOST[:PORT]  also probe this host (port 4781 unless given); a name with several
+                       addresses (tasks.worker on a swarm network) is probed at each.
+                       Repeatable
+  --no-broadcast       probe only the --probe targets
+  --timeout MS         how long to wait for replies (default 1000; 1 to 60000)
+  --help               print this help
+
+example: maned-run devices --probe 127.0.0.1:4781 --no-broadcast
+"""
+HEADER = ("ALIAS", "KIND", "ADDRESS", "BUSY", "OPS")
+
+
+@dataclass
+class DevicesOptions:
+    probes: list[str] = field(default_factory=list)
+    broadcast: bool = True
+    window_ms: int = DEFAULT_WINDOW_MS
+    show: str | None = None
+
+
+def parse_args(argv: list[str]) -> DevicesOptions:
+    opts = DevicesOptions()
+    reader = ArgReader(argv)
+    for arg, name in reader:
+        if name in ("--help", "-h"):
+            opts.show = "help"
+        elif name == "--version":
+            opts.show = "version"
+        elif name == "--probe":
+            opts.probes.append(reader.value())
+        elif name == "--no-broadcast":
+            opts.broadcast = False
+        elif name == "--timeout":
+            opts.window_ms = window_ms("--timeout", reader.value())
+        else:
+            raise usage_error(f"maned-run devices: unknown argument: {arg} (see "
+                              "maned-run devices --help)")
+    return opts
+
+
+def main(argv: list[str], out, err) -> int:
+    try:
+        opts = parse_args(argv)
+        if opts.show:
+            out.write(USAGE if opts.show == "help" else version_text("maned-run"))
+            return 0
+        targets = [t for text in opts.probes for t in resolve(*parse_probe(text))]
+    except ProbeError as e:
+        return _fail(err, Diagnostic("EUSAGE", f"maned-run devices: {e}"))
+    except MnError as e:
+        return _fail(err, *e.diagnostics)
+    try:
+        found = discover(targets, opts.broadcast, opts.window_ms)
+    except DiscoverySocketError as e:
+        return _fail(err, Diagnostic("ERUN", f"maned-run devices: {e}"))
+    if not found:
+        out.write("no devices found\n")
+        return 0
+    rows = [HEADER] + [(f.alias, f.kind, f.address, "yes" if f.busy else "no", ",".join(f.ops))
+                       for f in found]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER) - 1)]
+    for r in rows:
+        out.write(mask("  ".join([c.ljust(w) for c, w in zip(r, widths)] + [r[-1]])) + "\n")
+    return 0
+
+
+def _fail(err, *diags: Diagnostic) -> int:
+    for d in diags:
+        err.write(run_line(d) + "\n")
+    return 1 if all(d.code == "ERUN" for d in diags) else 2

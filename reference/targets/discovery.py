@@ -1,0 +1,169 @@
+"""Finding workers by UDP discovery (spec/wire.md §3.8, DESIGN §11): the probe `MANED? v1`
+to each unicast target (a name that resolves to several addresses is probed at each one)
+and, unless told otherwise, to the broadcast address; every reply within the window that
+is a JSON object of at most 1,024 bytes with the required fields, typed, is a worker at
+the reply's source address and its advertised port. Anything else is skipped."""
+import socket
+import threading
+import time
+from dataclasses import dataclass
+
+from bark_vm.wire import strict_json
+from bark_vm.wire.constants import (DISCOVERY_FIELDS, DISCOVERY_PORT, DISCOVERY_PROBE,
+                                    DISCOVERY_REPLY_MAX)
+
+BROADCAST = "255.255.255.255"
+DEFAULT_WINDOW_MS = 1000
+MAX_WINDOW_MS = 60_000
+
+
+class ProbeError(Exception):
+    """A probe target that is malformed or does not resolve (a typo must not be silent)."""
+
+
+class DiscoverySocketError(Exception):
+    """The probe could not be sent or received at all."""
+
+
+@dataclass(frozen=True)
+class Found:
+    alias: str
+    kind: str
+    host: str  # the reply's source address: where to connect
+    port: int  # the advertised HTTP port
+    ip: str  # what the worker says its address is (display only)
+    ops: tuple[str, ...]
+    max_payload: int
+    busy: bool
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def parse_probe(text: str) -> tuple[str, int]:
+    """`HOST[:PORT]` (the port defaults to 4781); ProbeError when malformed."""
+    host, sep, port = text.rpartition(":") if ":" in text else (text, "", "")
+    if not host or (sep and not (port.isascii() and port.isdigit()
+                                 and 1 <= int(port) <= 65535)):
+        raise ProbeError(f"bad probe target {text!r}: give HOST or HOST:PORT (port 1..65535)")
+    return host, int(port) if sep else DISCOVERY_PORT
+
+
+def resolve(host: str, port: int) -> list[tuple[str, int]]:
+    """Every IPv4 address of `host` (a service name like tasks.worker has one per replica)."""
+    try:
+        infos = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_DGRAM)
+    except (socket.gaierror, UnicodeError) as e:
+        raise ProbeError(f"probe target {host!r} does not resolve: "
+                         f"{getattr(e, 'strerror', None) or e}") from None
+    return sorted({(info[4][0], port) for info in infos})
+
+
+def parse_reply(data: bytes) -> dict | None:
+    """The reply as a dict when it is a well-formed discovery reply, else None."""
+    if len(data) > DISCOVERY_REPLY_MAX:
+        return None
+    try:
+        obj = strict_json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or not all(k in obj for k in DISCOVERY_FIELDS):
+        return None
+    ok = (_int(obj["proto"]) and isinstance(obj["alias"], str) and obj["alias"]
+          and isinstance(obj["kind"], str) and isinstance(obj["ip"], str)
+          and _int(obj["port"]) and 1 <= obj["port"] <= 65535 and _int(obj["max_payload"])
+          and isinstance(obj["ops"], list) and all(isinstance(o, str) for o in obj["ops"])
+          and isinstance(obj["busy"], bool))
+    return obj if ok else None
+
+
+def _int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def discover(targets: list[tuple[str, int]], broadcast: bool = True,
+             window_ms: int = DEFAULT_WINDOW_MS) -> list[Found]:
+    """Probe `targets` (already resolved) and the broadcast address; the workers that
+    answered within the window, first reply per (source address, source port, advertised
+    port), sorted by alias then address. Without broadcast the wait ends as soon as every
+    target has answered."""
+    try:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    except OSError as e:
+        raise DiscoverySocketError(f"cannot open a UDP socket: {e.strerror or e}") from None
+    found: dict[tuple, Found] = {}
+    with sock:
+        try:
+            sock.bind(("0.0.0.0", 0))
+            if broadcast:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+                sock.sendto(DISCOVERY_PROBE, (BROADCAST, DISCOVERY_PORT))
+            for target in targets:
+                sock.sendto(DISCOVERY_PROBE, target)
+        except OSError as e:
+            raise DiscoverySocketError(f"cannot send the discovery probe: "
+                                       f"{e.strerror or e}") from None
+        end = time.monotonic() + window_ms / 1000
+        silent = set(targets)
+        while (left := end - time.monotonic()) > 0 and (broadcast or silent):
+            sock.settimeout(left)
+            try:
+                data, (src, src_port) = sock.recvfrom(DISCOVERY_REPLY_MAX + 1)
+            except socket.timeout:
+                break
+            except OSError:  # an ICMP "port unreachable" from a target nobody listens on
+                continue
+            obj = parse_reply(data)
+            if obj is None:
+                continue
+            silent.discard((src, src_port))
+            key = (src, src_port, obj["port"])
+            found.setdefault(key, Found(obj["alias"], obj["kind"], src, obj["port"], obj["ip"],
+                                        tuple(obj["ops"]), obj["max_payload"], obj["busy"]))
+    return sorted(found.values(), key=lambda f: (f.alias, f.host, f.port))
+
+
+@dataclass(frozen=True)
+class Probing:
+    """How a run looks for workers: `--probe` targets, `--no-broadcast`, the window."""
+    probes: tuple[str, ...] = ()
+    broadcast: bool = True
+    window_ms: int = DEFAULT_WINDOW_MS
+
+    def describe(self) -> str:
+        where = [*self.probes] + (["broadcast"] if self.broadcast else [])
+        return f"probed {', '.join(where) or 'nothing'} for {self.window_ms} ms"
+
+
+class Discovery:
+    """One plan's discovery: the probe targets resolved when the plan is made (a target that
+    does not resolve stops the run), the probe sent at most once, at the first need, and
+    its answer shared by every block that discovers."""
+
+    def __init__(self, probing: Probing):
+        self.probing = probing
+        self._targets: list[tuple[str, int]] | None = None
+        self._found: list[Found] | None = None
+        self._failure: DiscoverySocketError | None = None
+        self._lock = threading.Lock()
+
+    def resolve(self) -> None:
+        """Parse and resolve every probe target now (ProbeError)."""
+        if self._targets is None:
+            self._targets = [t for text in self.probing.probes
+                             for t in resolve(*parse_probe(text))]
+
+    def found(self) -> list[Found]:
+        """The workers that answered (DiscoverySocketError when no probe could be sent)."""
+        with self._lock:
+            if self._found is None and self._failure is None:
+                self.resolve()
+                try:
+                    self._found = discover(self._targets, self.probing.broadcast,
+                                           self.probing.window_ms)
+                except DiscoverySocketError as e:
+                    self._failure = e
+            if self._failure is not None:
+                raise self._failure
+            return self._found

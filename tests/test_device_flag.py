@@ -1,0 +1,104 @@
+"""`--device URL|local` (issue 14, Build 3; spec/language.md §9): one target, named 'device',
+for every flow and every Tier A round whatever the script's @device says; ML init and
+epilogue stay local (R29); credentials from flags, env:NAME or $MANED_DEVICE_PASS, read
+when the plan runs (R22) and never printed."""
+import json
+
+import pytest
+
+from bark_vm.container import worker_process
+from maned.cli import run as run_cli
+
+from conftest import EXAMPLES, run_tool
+
+PASSWORD = "flag-pass-0c3d"
+PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
+
+
+@pytest.fixture(scope="module")
+def worker():
+    with worker_process("w", "test", PASSWORD) as w:
+        yield w
+
+
+def targets(trace) -> dict[str, set[str]]:
+    """flow -> the targets its jobs started on."""
+    seen: dict[str, set[str]] = {}
+    for line in trace.read_text().splitlines():
+        r = json.loads(line)
+        if r["event"] == "start":
+            seen.setdefault(r["flow"], set()).add(r["target"])
+    return seen
+
+
+@pytest.mark.parametrize("creds", [["--device-pass", "env:P_FLAG"], []])
+def test_the_seed_sweep_runs_on_the_device_and_verifies(worker, monkeypatch, tmp_path,
+                                                        creds):
+    """The sweep names vm1 and vm2 (host = "local"); --device sends every round to the
+    worker instead, the password from env:NAME or from MANED_DEVICE_PASS."""
+    monkeypatch.setenv("P_FLAG" if creds else "MANED_DEVICE_PASS", PASSWORD)
+    trace = tmp_path / "t.jsonl"
+    code, out, err = run_tool(run_cli, [str(EXAMPLES / "sweep.mnd"), "--device",
+                                        f"http://127.0.0.1:{worker.port}", "--device-user",
+                                        "test", *creds, "--verify", "--trace", str(trace)])
+    local = run_tool(run_cli, [str(EXAMPLES / "sweep.mnd")])[1]
+    assert (code, err) == (0, "") and out == local + PASS
+    seen = targets(trace)
+    rounds = {f for f in seen if "#r" in f}
+    assert rounds and all(seen[f] == {"device"} for f in rounds)
+    assert all(seen[f] == {"local"} for f in seen if f not in rounds)  # init, epilogue
+    assert PASSWORD not in trace.read_text()
+
+
+def test_device_local_overrides_an_alias_with_no_block(maned_run):
+    code, out, err = maned_run("--device", "local", "--verify", source=(
+        "{H0}\nin::a = [[1,2],[3,4]];\ncalc::lambda_flow f(a) @device(nowhere) {\n"
+        "    a a add r =\n} return r;\ncalc::lambda_flow g(a) {\n    a a mul q =\n} return q;\n"))
+    assert (code, err) == (0, "")
+    assert out == ("flow 'f' outputs:\nr : [2x2] = [2, 4, 6, 8]\nflow 'g' outputs:\n"
+                   "q : [2x2] = [1, 4, 9, 16]\n" + PASS)
+
+
+def test_failures_name_the_device(maned_run):
+    code, out, err = maned_run("--device", "http://127.0.0.1:1", source=(
+        "{H0}\nin::a = 1;\ncalc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"))
+    assert (code, out) == (1, "")
+    assert err == ("error: flow 'f': device 'device' (127.0.0.1:1): connect_failed: Connection "
+                   "refused [ERUN]\n")
+
+
+def test_a_local_only_op_is_refused_before_anything_runs(maned_run):
+    code, out, err = maned_run("--device", "local", source=(
+        "{H0}\nin::a = -1;\ncalc::lambda_flow f(a) {\n    a abs r =\n} return r;\n"))
+    assert (code, out) == (1, "")
+    assert err == ("error: --device: flow 'f' uses ops with no binary-IR opcode (abs); it "
+                   "cannot run on a worker [EPLAN]\n")
+
+
+SCRIPT = "{H0}\nin::a = 1;\ncalc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["--device-user", "u"], "--device-user without --device: credentials need a device "
+     "(--device http://HOST:PORT) [EUSAGE]"),
+    (["--device-token", "t", "--device-pass", "p"], "--device-pass, --device-token without "
+     "--device: credentials need a device (--device http://HOST:PORT) [EUSAGE]"),
+    (["--device", "local", "--device-user", "u"], "--device local takes no credentials (a Bark "
+     "VM child needs none) [EUSAGE]"),
+    (["--device", "http://h:1", "--device-token", "t", "--device-user", "u"],
+     "--device-token excludes --device-user and --device-pass [EUSAGE]"),
+    (["--device", "http://h:1", "--device-pass", "p"], "--device-pass needs --device-user "
+     "[EUSAGE]"),
+    (["--device", "http://h:1", "--device-user", "u", "--device-pass", "env:UNSET_P9"],
+     "device 'device': --device-pass env:UNSET_P9 but the environment variable UNSET_P9 is "
+     "unset or empty [EPLAN]"),
+    (["--device", "http://h:1", "--device-user", "u"], "device 'device': --device-user needs "
+     "a password: give --device-pass or set MANED_DEVICE_PASS [EPLAN]"),
+    (["--device", "https://h:1"], "device 'device': https:// is not supported: CDP is "
+     "plaintext HTTP on a trusted network [EPLAN]"),
+])
+def test_bad_device_flags_are_refused_before_anything_runs(maned_run, monkeypatch, argv, line):
+    monkeypatch.delenv("MANED_DEVICE_PASS", raising=False)
+    code, out, err = maned_run(*argv, source=SCRIPT)
+    assert out == "" and err == f"error: {line}\n"
+    assert code == (2 if line.endswith("[EUSAGE]") else 1)

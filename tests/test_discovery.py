@@ -1,0 +1,204 @@
+"""UDP discovery (issue 14, Build 1; spec/wire.md §3.8): real bark-workers answer unicast
+probes on loopback (each on a free port of its own, never by broadcast), `maned-run devices`
+lists them, a hostile responder breaks nothing, and `discover = true` blocks bind to the
+worker that reports their alias."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from bark_vm.container import free_port, worker_process
+from bark_vm.wire.constants import DISCOVERY_PROBE
+from maned.cli import run as run_cli
+
+from conftest import EXAMPLES, run_tool
+
+PASSWORD = "disc-pass-5e2a"
+PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
+
+
+@pytest.fixture(scope="module")
+def pair():
+    ports = free_port(udp=True), free_port(udp=True)
+    with worker_process("vm1", "test", PASSWORD, ("--discovery-port", str(ports[0]))) as a, \
+            worker_process("vm2", "test", PASSWORD, ("--discovery-port", str(ports[1]),
+                                                     "--advertise-port", "4999")) as b:
+        yield (a, ports[0]), (b, ports[1])
+
+
+def probes(*ports: int) -> list[str]:
+    return [arg for p in ports for arg in ("--probe", f"127.0.0.1:{p}")] + ["--no-broadcast"]
+
+
+def ops_of(worker) -> str:
+    import http.client
+    conn = http.client.HTTPConnection(worker.host, worker.port, timeout=30)
+    conn.request("GET", "/api/status")
+    return ",".join(json.loads(conn.getresponse().read())["ops"])
+
+
+def test_two_workers_answer_unicast_probes(pair):
+    (a, pa), (b, pb) = pair
+    code, out, err = run_tool(run_cli, ["devices", *probes(pa, pb)])
+    assert (code, err) == (0, "")
+    width = len(f"127.0.0.1:{a.port}")
+    assert out.splitlines() == [
+        "ALIAS  KIND  " + "ADDRESS".ljust(width) + "  BUSY  OPS",
+        f"vm1    x86   127.0.0.1:{a.port}  no    {ops_of(a)}",
+        "vm2    x86   " + "127.0.0.1:4999".ljust(width) + f"  no    {ops_of(b)}"]
+
+
+class Liar:
+    """A UDP responder that answers each probe with every datagram of `replies`."""
+
+    def __init__(self, replies: list[bytes]):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port, self.replies, self.probed = self.sock.getsockname()[1], replies, []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                data, peer = self.sock.recvfrom(64)
+            except OSError:
+                return
+            self.probed.append(data)
+            for r in self.replies:
+                self.sock.sendto(r, peer)
+
+
+GOOD = {"proto": 1, "alias": "liar", "kind": "fake", "ip": "10.9.9.9", "port": 4242,
+        "ops": ["add"], "max_payload": 1024, "busy": True}
+HOSTILE = [json.dumps({k: v for k, v in GOOD.items() if k != "busy"}).encode(),  # a field short
+           json.dumps({**GOOD, "proto": "1"}).encode(),  # a field of the wrong type
+           json.dumps({**GOOD, "port": 70000}).encode(),
+           json.dumps({**GOOD, "alias": ""}).encode(),
+           json.dumps({**GOOD, "ops": "add"}).encode(),
+           json.dumps({**GOOD, "pad": "x" * 2048}).encode(),  # a 2 KiB reply
+           b"\xff\xfe garbage", b"", b"[1, 2, 3]", b'{"proto":1,' * 40]
+
+
+def test_a_hostile_responder_breaks_nothing(pair):
+    """Malformed, oversized and partial replies are skipped (they arrive first); the real
+    worker and the one well-formed lie are listed, the lie at its source address."""
+    (a, pa), _ = pair
+    liar = Liar(HOSTILE + [json.dumps(GOOD).encode()])
+    try:
+        code, out, err = run_tool(run_cli, ["devices", *probes(pa, liar.port), "--timeout",
+                                            "500"])
+    finally:
+        liar.sock.close()
+    assert (code, err) == (0, "")
+    assert liar.probed == [DISCOVERY_PROBE]
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert rows == [["liar", "fake", "127.0.0.1:4242", "yes", "add"],
+                    ["vm1", "x86", f"127.0.0.1:{a.port}", "no", ops_of(a)]]
+
+
+def test_nobody_answering_is_no_devices_found():
+    silent = free_port(udp=True)
+    assert run_tool(run_cli, ["devices", *probes(silent), "--timeout", "200"]) == (
+        0, "no devices found\n", "")
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["--probe", "no-such-host.invalid"], "error: maned-run devices: probe target "
+     "'no-such-host.invalid' does not resolve: "),
+    (["--probe", "127.0.0.1:99999"], "error: maned-run devices: bad probe target "
+     "'127.0.0.1:99999': give HOST or HOST:PORT (port 1..65535) [EUSAGE]"),
+    (["--timeout", "soon"], "error: --timeout takes a whole number of milliseconds, 1 to "
+     "60000, not 'soon' [EUSAGE]"),
+    (["--probe"], "error: --probe needs a value [EUSAGE]"),
+    (["--bogus"], "error: maned-run devices: unknown argument: --bogus (see maned-run devices "
+     "--help) [EUSAGE]"),
+])
+def test_a_bad_flag_or_target_is_exit_2(argv, line):
+    code, out, err = run_tool(run_cli, ["devices", "--no-broadcast", *argv])
+    assert (code, out) == (2, "") and err.startswith(line) and err.endswith("[EUSAGE]\n")
+
+
+def test_a_worker_whose_discovery_port_is_taken_refuses_to_start(pair):
+    (_, pa), _ = pair
+    env = dict(os.environ, BARK_USER="u", BARK_PASS="p")
+    p = subprocess.run([sys.executable, "-m", "bark_vm.server", "serve", "--port", "0",
+                        "--discovery-port", str(pa)], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 1
+    assert p.stderr == (f"bark-worker: cannot answer discovery on UDP 127.0.0.1:{pa}: Address "
+                        "already in use (give --discovery-port N for another port, or 0 to "
+                        "turn discovery off)\n")
+
+
+# --- discover = true ---------------------------------------------------------------------------
+def sweep_by_discovery() -> str:
+    text = (EXAMPLES / "sweep.mnd").read_text()
+    for alias in ("vm1", "vm2"):
+        text = text.replace(f'device::{alias} {{ host = "local"; }}',
+                            f'device::{alias} {{ discover = true; user = "test"; '
+                            f'pass = env("P_DISC"); }}')
+    return text
+
+
+def test_a_found_worker_is_reached_at_its_advertised_port(pair, workdir, monkeypatch,
+                                                         tmp_path):
+    (a, pa), (b, pb) = pair
+    monkeypatch.setenv("P_DISC", PASSWORD)
+    script = workdir / "found.mnd"
+    script.write_text(sweep_by_discovery())
+    # vm2 advertises 4999, where nothing listens: its rounds fail, vm1's run
+    code, out, err = run_tool(run_cli, [str(script), *probes(pa, pb), "--trace",
+                                        str(tmp_path / "t.jsonl")])
+    assert code == 1 and "device 'vm2' (127.0.0.1:4999): connect_failed" in err
+    assert '"target": "vm1"' in (tmp_path / "t.jsonl").read_text()
+
+
+def test_discover_blocks_verify_when_every_alias_is_claimed(workdir, monkeypatch):
+    ports = free_port(udp=True), free_port(udp=True)
+    monkeypatch.setenv("P_DISC", PASSWORD)
+    script = workdir / "found.mnd"
+    script.write_text(sweep_by_discovery())
+    with worker_process("vm1", "test", PASSWORD, ("--discovery-port", str(ports[0]))), \
+            worker_process("vm2", "test", PASSWORD, ("--discovery-port", str(ports[1]))):
+        code, out, err = run_tool(run_cli, [str(script), *probes(*ports), "--verify"])
+    local = run_tool(run_cli, [str(EXAMPLES / "sweep.mnd")])[1]
+    assert (code, err) == (0, "") and out == local + PASS
+
+
+def test_an_alias_nobody_claims_fails_only_its_own_flows(pair, maned_run, monkeypatch):
+    (a, pa), _ = pair
+    monkeypatch.setenv("P_DISC", PASSWORD)
+    code, out, err = maned_run(*probes(pa), source=(
+        "{H0}\nin::a = [[1,2],[3,4]];\n"
+        'device::vm1 { discover = true; user = "test"; pass = env("P_DISC"); }\n'
+        "device::ghost-7 { discover = true; }\n"
+        "calc::lambda_flow f(a) @device(vm1) {\n    a a add r =\n} return r;\n"
+        "calc::lambda_flow g(a) @device(ghost-7) {\n    a a mul r =\n} return r;\n"))
+    assert code == 1 and out == "flow 'f' outputs:\nr : [2x2] = [2, 4, 6, 8]\n"
+    assert err == ("error: flow 'g': device 'ghost-7' (discover): no worker answered discovery "
+                   f"as 'ghost-7' (probed 127.0.0.1:{pa} for 1000 ms) [ERUN]\n")
+
+
+def test_an_unresolvable_probe_target_stops_the_run_before_anything_runs(maned_run):
+    code, out, err = maned_run("--probe", "no-such-host.invalid", "--no-broadcast", source=(
+        "{H0}\nin::a = 1;\ndevice::bob { discover = true; }\n"
+        "calc::lambda_flow f(a) @device(bob) {\n    a a add r =\n} return r;\n"))
+    assert (code, out) == (2, "")
+    assert err.startswith("error: probe target 'no-such-host.invalid' does not resolve")
+    assert err.endswith("[EUSAGE]\n")
+
+
+@pytest.mark.parametrize("fields, at, message", [
+    ('host = "10.0.0.2"; discover = true;', 15, "host and discover = true exclude each other "
+     "(discovery gives the worker's address); drop one"),
+    ("discover = true; port = 4780;", 32, "port and discover = true exclude each other "
+     "(discovery gives the worker's port); drop one"),
+    ('discover = "yes";', 15, "discover takes true or false (or 1 or 0)"),
+])
+def test_discover_contradictions_are_e032(maned_lint, fields, at, message):
+    code, out, err = maned_lint("{H0}\ndevice::bob { " + fields + " }\n")
+    assert code == 1 and f":4:{at}: error[E032]: device 'bob': {message}" in out
