@@ -882,6 +882,24 @@ def test_refuses_to_start_without_credentials(env, missing):
     assert PASSWORD not in p.stderr + p.stdout
 
 
+def test_the_password_may_come_from_a_file(tmp):
+    """BARK_PASS_FILE (a Docker secret, deploy/stack.yaml): its first line is the password."""
+    secret = tmp / "bark_pass"
+    secret.write_text("from-a-file-77\n")
+    w = start_worker(tmp, env={"BARK_PASS": "", "BARK_PASS_FILE": str(secret)})
+    try:
+        assert login(w, password="from-a-file-77")[0] == 200
+        assert login(w, password=PASSWORD)[0] == 401
+    finally:
+        assert w.stop() == 0
+    missing = dict(os.environ, BARK_USER=USER, BARK_PASS="", BARK_PASS_FILE=str(tmp / "none"))
+    p = subprocess.run(_command("bark-worker", "bark_vm.server") + ["serve", "--port", "0"],
+                       env=missing, capture_output=True, text=True, timeout=30)
+    assert (p.returncode, p.stderr) == (2, f"bark-worker: refusing to start: BARK_PASS_FILE "
+                                           f"{str(tmp / 'none')!r} cannot be read (No such file "
+                                           "or directory)\n")
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tgkill is Linux's")
 def test_sigterm_delivered_to_another_thread_still_stops_an_idle_worker(tmp):
     """The kernel may hand a process's SIGTERM to any of its threads; the idle worker must

@@ -5,7 +5,8 @@
                       [--discovery-port 4781] [--advertise-port N]
 
 Identity from the environment: BARK_ALIAS (default "bark"), BARK_USER and BARK_PASS (both
-required; the worker refuses to start, exit 2, without them). One readiness line on
+required; the worker refuses to start, exit 2, without them; BARK_PASS_FILE names a file
+holding the password instead, such as a Docker secret). One readiness line on
 stderr once listening; SIGTERM or SIGINT stop it with exit 0. The listener serves one
 connection at a time; jobs run on one executor thread; discovery probes are answered on
 UDP (same address, --discovery-port, 0 = off) by a thread of their own.
@@ -119,13 +120,29 @@ def _accept_failed(worker: Endpoints, error: OSError, refused: int) -> int:
     return refused + 1
 
 
+def _password(env) -> str:
+    """BARK_PASS, else the first line of the file BARK_PASS_FILE names (a Docker secret at
+    /run/secrets/NAME, DESIGN §11); OSError when that file cannot be read."""
+    if env.get("BARK_PASS") or not env.get("BARK_PASS_FILE"):
+        return env.get("BARK_PASS", "")
+    with open(env["BARK_PASS_FILE"], encoding="utf-8") as f:
+        return f.readline().rstrip("\r\n")
+
+
 def serve(args, env) -> int:
-    user, password = env.get("BARK_USER", ""), env.get("BARK_PASS", "")
+    user = env.get("BARK_USER", "")
+    try:
+        password = _password(env)
+    except (OSError, UnicodeDecodeError) as e:
+        _say(f"bark-worker: refusing to start: BARK_PASS_FILE {env['BARK_PASS_FILE']!r} "
+             f"cannot be read ({getattr(e, 'strerror', None) or e})")
+        return 2
     missing = [name for name, v in (("BARK_USER", user), ("BARK_PASS", password)) if not v]
     if missing:
         _say(f"bark-worker: refusing to start: {' and '.join(missing)} "
              f"{'is' if len(missing) == 1 else 'are'} not set (the worker needs a user and a "
-             "password in BARK_USER and BARK_PASS)")
+             "password in BARK_USER and BARK_PASS, or the password in the file BARK_PASS_FILE "
+             "names)")
         return 2
     alias = env.get("BARK_ALIAS") or "bark"
     config = default_config(alias, args.abi, args.max_payload, args.max_job_memory << 20)
