@@ -102,3 +102,14 @@ def test_bad_device_flags_are_refused_before_anything_runs(maned_run, monkeypatc
     code, out, err = maned_run(*argv, source=SCRIPT)
     assert out == "" and err == f"error: {line}\n"
     assert code == (2 if line.endswith("[EUSAGE]") else 1)
+
+
+def test_a_pre_issued_token_from_the_environment(worker, maned_run, monkeypatch):
+    import http.client
+    conn = http.client.HTTPConnection(worker.host, worker.port, timeout=30)
+    conn.request("POST", "/api/auth", json.dumps({"username": "test", "password": PASSWORD}),
+                 {"X-Maned-Proto": "1", "Content-Type": "application/json"})
+    monkeypatch.setenv("TOK_FLAG", json.loads(conn.getresponse().read())["token"])
+    code, out, err = maned_run("--device", f"127.0.0.1:{worker.port}", "--device-token",
+                               "env:TOK_FLAG", source=SCRIPT)
+    assert (code, out, err) == (0, "flow 'f' outputs:\nr : scalar = 2\n", "")

@@ -45,6 +45,7 @@ def swarm():
     Workers()  # builds IMAGE from this project
     state = json.loads(docker("info", "--format", "{{json .Swarm.LocalNodeState}}"))
     initialised = state != "active"
+    networks_before = set(docker("network", "ls", "--format", "{{.Name}}").split())
     if initialised:
         docker("swarm", "init", "--advertise-addr", "127.0.0.1")
     try:
@@ -65,6 +66,8 @@ def swarm():
         docker("secret", "rm", SECRET, check=False)
         if initialised:
             docker("swarm", "leave", "--force", check=False)
+            if "docker_gwbridge" not in networks_before:  # swarm init made it
+                docker("network", "rm", "docker_gwbridge", check=False)
 
 
 def healthy(n: int) -> None:
