@@ -202,3 +202,29 @@ def test_an_unresolvable_probe_target_stops_the_run_before_anything_runs(maned_r
 def test_discover_contradictions_are_e032(maned_lint, fields, at, message):
     code, out, err = maned_lint("{H0}\ndevice::bob { " + fields + " }\n")
     assert code == 1 and f":4:{at}: error[E032]: device 'bob': {message}" in out
+
+
+def test_a_probe_port_defaults_to_4781():
+    from maned.targets.discovery import parse_probe
+    assert parse_probe("tasks.worker") == ("tasks.worker", 4781)
+    assert parse_probe("10.0.0.21:4790") == ("10.0.0.21", 4790)
+
+
+def test_discovery_runs_once_per_plan_for_every_discover_block(maned_run):
+    """Two discover blocks, three flows: one probe reaches the responder, whose one reply
+    binds 'liar'; 'ghost' fails alone."""
+    liar = Liar([json.dumps({**GOOD, "port": free_port()}).encode()])
+    try:
+        code, out, err = maned_run(*probes(liar.port), source=(
+            "{H0}\nin::a = 1;\ndevice::liar { discover = true; }\n"
+            "device::ghost { discover = true; }\n"
+            "calc::lambda_flow f(a) @device(liar) {\n    a a add r =\n} return r;\n"
+            "calc::lambda_flow g(a) @device(ghost) {\n    a a add r =\n} return r;\n"
+            "calc::lambda_flow h(a) @device(liar) {\n    a a mul r =\n} return r;\n"))
+    finally:
+        liar.sock.close()
+    assert liar.probed == [DISCOVERY_PROBE]
+    lines = err.splitlines()
+    assert code == 1 and len(lines) == 3
+    assert "flow 'g': device 'ghost' (discover): no worker answered discovery" in err
+    assert all("connect_failed" in ln for ln in lines if "'ghost'" not in ln)

@@ -16,7 +16,7 @@ from maned.cli import run as run_cli
 
 from conftest import run_tool
 from gates import HANG_GUARD_S, until
-from test_pool import N_CONFIGS, sweep
+from test_pool import N_CONFIGS, configurations_by_target, sweep
 from workers import IMAGE, ROOT, Workers
 
 STACK = "maned-fleet-test"
@@ -89,16 +89,6 @@ def coordinator(folder, *args: str) -> tuple[int, str, str]:
     return p.returncode, p.stdout, p.stderr
 
 
-def by_target(trace) -> dict[int, str]:
-    seen: dict[int, set[str]] = {}
-    for line in trace.read_text().splitlines():
-        r = json.loads(line)
-        if r["event"] == "start" and "#r" in r["flow"]:
-            seen.setdefault(int(r["flow"].split("#c")[1].split("#")[0]), set()).add(
-                r["target"])
-    return {c: t.pop() for c, t in seen.items() if len(t) == 1}
-
-
 def test_a_sweep_over_the_stack_grows_with_docker_service_scale(swarm, tmp_path, workdir):
     (tmp_path / "pool.mnd").write_text(sweep(True).replace('user = "test"', 'user = "fleet"'))
     (workdir / "six.mnd").write_text(sweep(False))
@@ -109,15 +99,15 @@ def test_a_sweep_over_the_stack_grows_with_docker_service_scale(swarm, tmp_path,
     three = coordinator(tmp_path, *command, "--trace", "three.jsonl")
     assert three == (0, expected + "verify: PASS (compared local interpreter vs routed "
                      "targets)\n", "")
-    targets = by_target(tmp_path / "three.jsonl")
-    members = sorted(set(targets.values()))
+    targets = configurations_by_target(tmp_path / "three.jsonl")
+    members = sorted(set().union(*targets.values()))
     assert len(members) == 3 and all(m.startswith("worker-") for m in members)
-    assert targets == {i: members[i % 3] for i in range(N_CONFIGS)}
+    assert targets == {i: {members[i % 3]} for i in range(N_CONFIGS)}
 
     docker("service", "scale", "--detach", f"{SERVICE}=4")
     healthy(4)
     four = coordinator(tmp_path, *command, "--trace", "four.jsonl")
     assert four == three
-    targets = by_target(tmp_path / "four.jsonl")
-    members = sorted(set(targets.values()))
-    assert len(members) == 4 and targets == {i: members[i % 4] for i in range(N_CONFIGS)}
+    targets = configurations_by_target(tmp_path / "four.jsonl")
+    members = sorted(set().union(*targets.values()))
+    assert len(members) == 4 and targets == {i: {members[i % 4]} for i in range(N_CONFIGS)}

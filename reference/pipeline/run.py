@@ -84,6 +84,9 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
     `maned.DeviceOverride`), the one target of every flow and Tier A round."""
     if (script is None) == (source is None):
         raise TypeError("run() takes a script path or source=, not both or neither")
+    if not isinstance(probing, (Probing, type(None))) or not isinstance(
+            device, (DeviceOverride, type(None))):
+        raise TypeError("run(): probing= takes a maned.Probing, device= a maned.DeviceOverride")
     b = _Builder(progress)
     try:
         if script is not None:
