@@ -1,20 +1,26 @@
-# The Bark worker (DESIGN D8): the project's wheel, serving CDP on port 4780.
-#   docker build -t bark-worker --build-arg WHEEL=dist/maned-0.1.0-py3-none-any.whl .
+# The Bark worker (DESIGN D8): the project's wheel, serving CDP on port 4780 and answering
+# discovery on UDP 4781. The README has both recipes (online, and offline on a local Debian
+# base); in short:
+#   pip wheel --no-deps -w dist . && docker build -t bark-worker .
 # The default base lets pip fetch numpy. Where no image registry is reachable, pass a local
 # Debian base that already has python3-numpy (DESIGN §5) and DEBIAN_NUMPY=1:
-#   docker build --build-arg BASE=maned-base:bookworm --build-arg DEBIAN_NUMPY=1 ...
-# Run it with the identity in the environment (never on the command line):
-#   docker run -d -p 127.0.0.1:4780:4780 -e BARK_ALIAS=bob -e BARK_USER=test \
-#     -e BARK_PASS="$MANED_BOB_PASS" bark-worker
+#   docker build -t bark-worker --build-arg BASE=maned-base:bookworm --build-arg DEBIAN_NUMPY=1 .
+# WHEEL picks one wheel when dist/ holds several. Run it with the identity in the
+# environment (never on the command line); a refused start says why in `docker logs`.
 ARG BASE=python:3.12-slim
 FROM ${BASE}
-ARG WHEEL
+ARG WHEEL=dist/maned-*-py3-none-any.whl
 ARG DEBIAN_NUMPY=0
 COPY ${WHEEL} /tmp/
+RUN set -- /tmp/*.whl; if [ "$#" -ne 1 ] || [ ! -f "$1" ]; then \
+        echo "Dockerfile: expected one wheel, found: $*; build it with 'pip wheel --no-deps -w dist .' or pick one with --build-arg WHEEL=dist/NAME.whl" >&2; exit 1; \
+    fi
 RUN if [ "$DEBIAN_NUMPY" = "1" ]; then \
         pip install --break-system-packages --no-deps --no-index /tmp/*.whl; \
     else \
         pip install --no-cache-dir /tmp/*.whl; \
     fi && rm -f /tmp/*.whl
 EXPOSE 4780 4781/udp
+HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
+    CMD python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:4780/api/status', timeout=3)"
 ENTRYPOINT ["bark-worker", "serve", "--host", "0.0.0.0", "--port", "4780"]

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 
+from .version import version_text
 from .wire.constants import (
     DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNRS, WorkerError,
 )
@@ -19,8 +20,16 @@ from .pipeline import WorkerConfig, handle
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bark-vm", description="The Bark VM: a Bark worker "
-                                "speaking HELO/MNPK/MNRS/ERRJ frames on stdin/stdout.")
+    p = argparse.ArgumentParser(
+        prog="bark-vm", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="The Bark VM: a Bark worker speaking HELO/MNPK/MNRS/ERRJ frames on "
+        "stdin/stdout.\nmaned-run starts one per `device::A { host = \"local\"; }` block; "
+        "you rarely run it by hand.",
+        epilog="example:\n  bark-vm --alias vm1 < session.frames > answers.frames\n\n"
+        "environment:\n  MANED_BARK_VM  the bark-vm maned-run starts (else a device's vm "
+        "field, else bark-vm on PATH)\n  OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, "
+        "MKL_NUM_THREADS  set to 1 by maned-run unless already set")
+    p.add_argument("--version", action="version", version=version_text("bark-vm").rstrip())
     p.add_argument("--alias", default="bark-vm", help="the name the HELO reports")
     p.add_argument("--abi", type=int, choices=(1, 2), default=2, help="IR ABI (default 2)")
     p.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD, metavar="BYTES",

@@ -2,7 +2,7 @@
 
 `maned.run(path_or_source=...)` runs a script and returns a `Report` (docs/api.md)."""
 
-__version__ = "0.1.0"
+from bark_vm.version import __version__  # noqa: E402  (one home, with the tools)
 
 from .dispatch.devices import DeviceOverride  # noqa: E402
 from .pipeline.report import Report  # noqa: E402

@@ -347,3 +347,14 @@ def _job_state(w, token: str, job: int) -> str:
     conn.request("GET", f"/api/job?id={job}", headers={"X-Maned-Proto": "1",
                                                         "X-Maned-Token": token})
     return json.loads(conn.getresponse().read())["state"]
+
+
+def test_a_locked_name_says_what_locked_means(stub):
+    """Issue 15: the wire says `locked` (R21); the line says why and when it lifts."""
+    stub.script["/api/auth"] = [(401, {"error": "AUTH_FAILED", "detail": "locked"}, {})]
+    with pytest.raises(DeviceFailure) as e:
+        stub.device().run(b"MNPK")
+    assert e.value.message == (
+        f"device 'stub' (127.0.0.1:{stub.port}): the user name is locked after repeated failed "
+        "logins; the lock lifts after the worker's lock-out period (60 s unless set "
+        "otherwise), so wait before trying again (AUTH_FAILED) [worker: locked]")

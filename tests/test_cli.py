@@ -33,12 +33,53 @@ def test_maned_lint_console_script_reports_and_exits_1(tmp_path):
     assert f"{script}:5:7: error[E003]: " in p.stdout
 
 
-@pytest.mark.parametrize("tool", ["maned-run", "maned-lint"])
+@pytest.mark.parametrize("tool", ["maned-run", "maned-lint", "bark-vm", "bark-worker"])
 def test_version_has_two_lines_starting_with_the_tool(tool):
     p = subprocess.run([_exe(tool), "--version"], capture_output=True, text=True, timeout=60)
     lines = p.stdout.splitlines()
     assert p.returncode == 0 and len(lines) == 2
     assert lines[0].startswith(f"{tool} ") and lines[1].startswith("build: ")
+
+
+@pytest.mark.parametrize("tool, says", [
+    ("maned-run", ["examples:", "environment:", "MANED_DEVICE_PASS", "MANED_BARK_VM",
+                   "--no-vm-fallback", "--device", "--probe"]),
+    ("maned-lint", ["examples:", "environment:", "MANED_MAX_STEPS", "<file.mnd>..."]),
+    ("bark-vm", ["example:", "environment:", "MANED_BARK_VM"]),
+    ("bark-worker", ["examples:", "environment:", "BARK_ALIAS", "BARK_PASS_FILE"]),
+])
+def test_every_command_has_help_with_examples_and_its_environment(tool, says):
+    """Issue 15: --help shows how to call the tool and which variables it reads."""
+    p = subprocess.run([_exe(tool), "--help"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stderr == ""
+    assert [s for s in says if s not in p.stdout] == []
+    assert "serve serve" not in p.stdout
+
+
+def test_maned_lint_takes_several_files_with_one_exit_code(workdir):
+    bad = workdir / "bad.mnd"
+    bad.write_text("mnd::quantmax=1;\nmnd::quantmin=-1;\nmnd::quantres=0;\n"
+                   "calc::lambda_flow f(x) {\n    x y add r =\n} return r;\n")
+    code, out, err = run_tool(lint_cli, ["hello.mnd", str(bad), "sweep.mnd"])
+    assert (code, err) == (1, "") and out == (f"{bad}:5:7: error[E003]: flow 'f': undefined "
+                                              "variable 'y'\n")
+    code, out, err = run_tool(lint_cli, ["hello.mnd", str(bad), "--format", "json"])
+    assert code == 1 and [f["file"] for f in json.loads(out)] == [str(bad)]
+    code, out, err = run_tool(lint_cli, [str(bad), "missing.mnd"])
+    assert code == 2 and err == "error: cannot read 'missing.mnd': No such file or directory [EIO]\n"
+    assert out.startswith(f"{bad}:5:7: error[E003]") and "missing.mnd" not in out
+
+
+@pytest.mark.parametrize("argv, why", [
+    (["--strict", "hello.mnd"], "unknown option --strict"),
+    (["hello.mnd", "--format", "xml"], "--format xml: choose text or json"),
+    (["--format"], "--format needs a value: text or json"),
+    ([], "no script given"),
+])
+def test_maned_lint_says_why_a_command_line_is_refused(workdir, argv, why):
+    assert run_tool(lint_cli, argv) == (2, "", f"error: maned-lint: {why} (usage: maned-lint "
+                                                "<file.mnd>... [--format text|json]; see "
+                                                "--help) [EUSAGE]\n")
 
 
 def test_help_lists_every_flag(maned_run):
@@ -257,3 +298,9 @@ def test_maned_lint_words_a_bad_limit_as_a_usage_error(tmp_path, monkeypatch):
     monkeypatch.setenv("MANED_MAX_STEPS", "0")
     assert run_tool(lint_cli, [fit_script(tmp_path, "iters: 3")]) == (
         2, "", "error: MANED_MAX_STEPS='0': a limit is a whole number of 1 or more [EUSAGE]\n")
+
+
+def test_trace_to_stdout_is_refused(maned_run):
+    assert maned_run("hello.mnd", "--trace", "-") == (
+        2, "", "error: --trace - : give the trace a file path (stdout carries the flow "
+               "blocks) [EUSAGE]\n")

@@ -50,13 +50,16 @@ def test_the_seed_sweep_runs_on_the_device_and_verifies(worker, monkeypatch, tmp
     assert PASSWORD not in trace.read_text()
 
 
-def test_device_local_overrides_an_alias_with_no_block(maned_run):
-    code, out, err = maned_run("--device", "local", "--verify", source=(
-        "{H0}\nin::a = [[1,2],[3,4]];\ncalc::lambda_flow f(a) @device(nowhere) {\n"
-        "    a a add r =\n} return r;\ncalc::lambda_flow g(a) {\n    a a mul q =\n} return q;\n"))
+def test_device_local_overrides_the_scripts_routing(maned_run, tmp_path):
+    code, out, err = maned_run("--device", "local", "--verify", "--trace",
+                               str(tmp_path / "t.jsonl"), source=(
+        "{H0}\nin::a = [[1,2],[3,4]];\ndevice::far { host = \"10.255.255.1\"; }\n"
+        "calc::lambda_flow f(a) @device(far) {\n    a a add r =\n} return r;\n"
+        "calc::lambda_flow g(a) {\n    a a mul q =\n} return q;\n"))
     assert (code, err) == (0, "")
     assert out == ("flow 'f' outputs:\nr : [2x2] = [2, 4, 6, 8]\nflow 'g' outputs:\n"
                    "q : [2x2] = [1, 4, 9, 16]\n" + PASS)
+    assert targets(tmp_path / "t.jsonl") == {"f": {"device"}, "g": {"device"}}
 
 
 def test_failures_name_the_device(maned_run):

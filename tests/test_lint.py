@@ -125,3 +125,11 @@ def test_repeat_is_not_a_rebinding_but_a_later_statement_is():
 def test_w008_never_fires():
     every = [d.code for _, s, *_ in CASES for d in check_source(HEADER + s)]
     assert "W008" not in every + [d.code for d in check_source(CLEAN)]
+
+
+def test_a_misspelt_op_is_suggested_and_draws_no_w017():
+    """Issue 15: `matmull` reads as a name; E003 suggests the op, and the stack count that
+    the misspelling makes a guess is not reported as W017."""
+    diags = check_source(HEADER + flow("  x x matmull y ="))
+    assert [(d.code, d.message) for d in diags] == [
+        ("E003", "flow 'f': undefined variable 'matmull' (did you mean the op 'matmul'?)")]

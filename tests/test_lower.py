@@ -178,7 +178,8 @@ def test_encode_job_promotes_rank0_and_refuses_int8_misfits():
     lowered = lower(g, 1)
     with pytest.raises(JobError) as e:
         encode_job(lowered, [Tensor.scalar(1)], program.quant)
-    assert "constant 200" in e.value.message and "-100..100" in e.value.message
+    assert "constant 200" in e.value.message
+    assert "mnd::quantmin=-100, mnd::quantmax=100" in e.value.message
     g, program = graph("x 2 add r =", header=H8)
     lowered = lower(g, 1)
     raw = encode_job(lowered, [Tensor.scalar(1)], program.quant)
@@ -202,3 +203,16 @@ def test_decode_result_checks():
     raw[12] = 1
     with pytest.raises(JobError, match="out of order"):
         decode_result(bytes(raw), compiled)
+
+
+def test_a_value_outside_the_int8_envelope_says_which_directives_chose_it():
+    """Issue 15: the refusal names mnd::quantmax and the others, and how to widen them."""
+    checked = check("mnd::quantmax=1;\nmnd::quantmin=-1;\nmnd::quantres=0;\n"
+                    "calc::lambda_flow f(x) {\n    x x add y =\n} return y;\n")
+    lowered = lower(checked.graphs["f"], 2)
+    with pytest.raises(JobError) as e:
+        encode_job(lowered, [Tensor((2,), (1, 300))], checked.program.quant)
+    assert e.value.message == (
+        "flow 'f': parameter 'x' holds 300, outside the int8 envelope (-128..127) that "
+        "mnd::quantmin=-1, mnd::quantmax=1 and mnd::quantres=0 choose for routed values; widen "
+        "mnd::quantmin/mnd::quantmax (a range over 8 bits travels as int32) to route it")

@@ -635,3 +635,10 @@ def test_mutated_scripts_never_raise(source, edits):
         else:
             s = s[:i] + s[i:i + length] + s[i:]
     assert_total(s)
+
+
+def test_a_missing_semicolon_after_the_return_clause_says_what_was_expected():
+    _, diags = parse(H0 + "calc::lambda_flow f(a) {\n  a a add r =\n} return r\nin::a = 1;\n")
+    assert [(d.code, str(d.pos), d.message) for d in diags][:1] == [
+        ("EPARSE", "6:11", "expected ',' or ';' after 'r' in the return clause of flow 'f', "
+                           "found end of line")]

@@ -109,8 +109,9 @@ def test_tier_a_two_value_sweeps_on_two_vms_verify(maned_run, workdir, example, 
 
 
 @pytest.mark.parametrize("source, line", [
-    ("in::a = 1;\n" + VMS + "calc::lambda_flow f(a) @device(bob) {\n    a a add r =\n"
-     "} return r;\n", "error: flow 'f': @device(bob) names no device:: block [EPLAN]"),
+    ("in::a = 1;\n" + VMS + "calc::lambda_flow f(a) @device(vm3) {\n    a a add r =\n"
+     "} return r;\n", "lint error [7:32] flow 'f': @device(vm3) names no device:: block (did "
+     "you mean 'vm2'?); declare device::vm3 { ... } [E030]"),
     ("in::a = 1;\nin::g = 2;\n" + VMS + "calc::lambda_flow f(a) @device(vm1) {\n"
      "    a g add r =\n} return r;\n", "error: flow 'f' reads in::g; a routed flow receives "
      "only its parameters - make it a parameter [EPLAN]"),

@@ -23,11 +23,21 @@ from ..wire.constants import (
     DEFAULT_LOCKOUT_S, DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT,
     DISCOVERY_PORT,
 )
+from ..version import version_text
 from .auth import Authenticator
 from .discovery import Responder
 from .endpoints import Endpoints, default_config
 
 DEFAULT_IO_TIMEOUT_S = 5.0
+EXAMPLES = """examples:
+  BARK_ALIAS=bob BARK_USER=me BARK_PASS=secret bark-worker serve --port 4780
+  BARK_USER=me BARK_PASS_FILE=/run/secrets/bark_pass bark-worker serve --host 0.0.0.0
+
+environment:
+  BARK_ALIAS      the alias the status and discovery report (default bark)
+  BARK_USER       the one user name (required)
+  BARK_PASS       its password (required, unless BARK_PASS_FILE names a file holding it)
+  BARK_PASS_FILE  a file whose first line is the password (a Docker secret)"""
 
 
 class _Stop(BaseException):
@@ -35,10 +45,15 @@ class _Stop(BaseException):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="bark-worker", description="The Bark worker: CDP over "
-                                "HTTP/1.1. Identity from BARK_ALIAS, BARK_USER, BARK_PASS.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="serve")
-    s = sub.add_parser("serve", help="serve CDP on HOST:PORT until SIGTERM/SIGINT")
+    p = argparse.ArgumentParser(
+        prog="bark-worker", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="The Bark worker: CDP over HTTP/1.1, discovery over UDP.",
+        epilog=EXAMPLES)
+    p.add_argument("--version", action="version", version=version_text("bark-worker").rstrip())
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                           title="commands")
+    s = sub.add_parser("serve", help="serve CDP on HOST:PORT until SIGTERM/SIGINT",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES)
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
                    "127.0.0.1; 0.0.0.0 in the container)")
     s.add_argument("--port", type=int, default=DEFAULT_PORT,

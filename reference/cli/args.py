@@ -11,6 +11,7 @@ USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ver
                  [--probe HOST[:PORT]]... [--no-broadcast] [--discover-timeout MS]
                  [--device http://HOST:PORT | --device local] [--device-user USER]
                  [--device-pass PASS|env:NAME] [--device-token TOKEN|env:NAME]
+                 [--no-vm-fallback]
        maned-run devices [--probe HOST[:PORT]]... [--no-broadcast] [--timeout MS]
        maned-run --version | --help
 
@@ -42,8 +43,22 @@ USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ver
                      its login; without --device-pass the password is $MANED_DEVICE_PASS
   --device-token TOKEN|env:NAME
                      a pre-issued token instead of a login
+  --no-vm-fallback   accepted for upstream's sake and does nothing: a worker that cannot
+                     be reached is always an error, never a silent switch (R29)
   --version          print the version and a build line
   --help             print this help
+
+examples:
+  maned-run examples/sweep.mnd --verify
+  maned-run examples/layer.mnd --in x=2x2:1,2,3,4 --json
+  maned-run fit.mnd --device http://10.0.0.21:4780 --device-user me --device-pass env:PASS
+  maned-run devices --probe 10.0.0.21 --no-broadcast
+
+environment:
+  MANED_DEVICE_PASS  --device-user's password when --device-pass is absent
+  MANED_BARK_VM      the bark-vm a device with host = "local" starts (else bark-vm on PATH)
+  MANED_MAX_SOURCE_BYTES, MANED_MAX_STEPS, MANED_MAX_ROUNDS  the script limits (E031)
+  a device's env("NAME") fields are read when the plan runs, never printed
 """
 
 
@@ -147,10 +162,15 @@ def parse_args(argv: list[str]) -> RunOptions:
             opts.verify = True
         elif name == "--require-vm":
             opts.require_vm = True
+        elif name == "--no-vm-fallback":
+            pass  # upstream's; we never fall back (R29)
         elif name in ("--progress", "--no-progress"):
             opts.progress = name == "--progress"
         elif name == "--trace":
             opts.trace = value()
+            if opts.trace == "-":
+                raise usage_error("--trace - : give the trace a file path (stdout carries the "
+                                  "flow blocks)")
         elif name == "--json":
             opts.json = True
         elif name == "--probe":

@@ -1,5 +1,5 @@
-"""maned-lint: every diagnostic of a script as `FILE:L:C: severity[CODE]: message`, or with
-`--format json` as one JSON list of {file, line, col, severity, code, message}."""
+"""maned-lint: every diagnostic of one or more scripts as `FILE:L:C: severity[CODE]: message`,
+or with `--format json` as one JSON list of {file, line, col, severity, code, message}."""
 import json
 import sys
 
@@ -9,8 +9,20 @@ from ..diagnostics.printer import lint_line, mask, run_line, sort_diagnostics
 from ..io.files import read_script
 from .version import version_text
 
-USAGE = """usage: maned-lint <file.mnd> [--format text|json]
+USAGE = """usage: maned-lint <file.mnd>... [--format text|json]
        maned-lint --version | --help
+
+Every finding of each script, as FILE:L:C: severity[CODE]: message, sorted by position
+then code; with --format json, one JSON list of {file, line, col, severity, code, message}
+for every file. One exit code for the whole run: 2 when a command line or a file could not
+be used, else 1 when any file has an error finding, else 0.
+
+examples:
+  maned-lint examples/sweep.mnd
+  maned-lint examples/*.mnd --format json
+
+environment:
+  MANED_MAX_SOURCE_BYTES, MANED_MAX_STEPS, MANED_MAX_ROUNDS  the script limits (E031)
 """
 
 
@@ -23,42 +35,64 @@ def main(argv: list[str], out=None, err=None) -> int:
     if argv == ["--version"]:
         out.write(version_text("maned-lint"))
         return 0
-    path, fmt = _args(argv)
-    if path is None:
-        err.write(USAGE)
+    try:
+        paths, fmt = _args(argv)
+    except MnError as e:
+        err.write(run_line(e.diagnostics[0]) + "\n")
         return 2
+    code, found = 0, []
+    for path in paths:
+        file_code, diags = _lint(path, err)
+        code = max(code, file_code)
+        if fmt == "json":
+            found += [finding(path, d) for d in diags]
+        elif file_code < 2:  # an unusable file was said on stderr, in the run's words
+            for d in diags:
+                out.write(lint_line(path, d) + "\n")
+    if fmt == "json":
+        out.write(json.dumps(found) + "\n")
+    return code
+
+
+def _lint(path: str, err) -> tuple[int, list[Diagnostic]]:
+    """One file's exit code and findings (an unreadable file or a bad limit setting: 2,
+    said on stderr and listed as its one finding)."""
     try:
         diags = sort_diagnostics(check(read_script(path)).diagnostics)
     except MnError as e:
         d = e.diagnostics[0]
         if d.code in ("EIO", "EUSAGE"):  # no finding in the script: the file or the setting
             err.write(run_line(d) + "\n")
-            if fmt == "json":
-                out.write(json.dumps([finding(path, d)]) + "\n")
-            return 2
+            return 2, [d]
         diags = [d]
-    if fmt == "json":
-        out.write(json.dumps([finding(path, d) for d in diags]) + "\n")
-    else:
-        for d in diags:
-            out.write(lint_line(path, d) + "\n")
-    return 1 if any(d.is_error for d in diags) else 0
+    return (1 if any(d.is_error for d in diags) else 0), diags
 
 
-def _args(argv: list[str]) -> tuple[str | None, str]:
-    """(script path, "text" or "json"); path None when the command line is not usable."""
-    path, fmt, args = None, "text", list(argv)
+def _args(argv: list[str]) -> tuple[list[str], str]:
+    """(script paths, "text" or "json"); MnError (EUSAGE) saying what is wrong."""
+    paths, fmt, args = [], "text", list(argv)
     while args:
         arg = args.pop(0)
-        if arg == "--format" and args:
+        if arg == "--format":
+            if not args:
+                raise _usage("--format needs a value: text or json")
             fmt = args.pop(0)
         elif arg.startswith("--format="):
             fmt = arg.partition("=")[2]
-        elif arg.startswith("-") or path is not None:
-            return None, fmt
+        elif arg.startswith("-") and arg != "-":
+            raise _usage(f"unknown option {arg}")
         else:
-            path = arg
-    return (path, fmt) if fmt in ("text", "json") else (None, fmt)
+            paths.append(arg)
+    if fmt not in ("text", "json"):
+        raise _usage(f"--format {fmt}: choose text or json")
+    if not paths:
+        raise _usage("no script given")
+    return paths, fmt
+
+
+def _usage(why: str) -> MnError:
+    return MnError(Diagnostic("EUSAGE", f"maned-lint: {why} (usage: maned-lint <file.mnd>... "
+                              "[--format text|json]; see --help)"))
 
 
 def finding(path: str, d: Diagnostic) -> dict:

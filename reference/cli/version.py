@@ -1,11 +1,4 @@
-"""`--version` text shared by the tools: `<tool> <version>` then a build line."""
-import platform
-import sys
+"""`--version` text shared by the tools (its one home is bark_vm/version.py)."""
+from bark_vm.version import version_text
 
-from .. import __version__
-
-
-def version_text(tool: str) -> str:
-    impl = platform.python_implementation()
-    py = ".".join(str(v) for v in sys.version_info[:3])
-    return f"{tool} {__version__}\nbuild: {impl} {py} ({platform.system()} {platform.machine()})\n"
+__all__ = ["version_text"]

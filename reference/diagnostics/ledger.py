@@ -57,6 +57,7 @@ LEDGER: dict[str, Code] = {c.code: c for c in (
     _e("E027", "ml", "ML definition refused before training", area="ml"),
     _e("E028", "ml", "ML fit refused at run time (unfit data)", area="ml"),
     _e("E029", "run", "a file that opens but holds bad content"),
+    _e("E030", "lint", "@device names an alias no device:: block declares (nearest suggested)"),
     _e("E031", "lint", "a script over a documented limit (source size, training steps, "
        "round flows)"),
     _e("E032", "lint", "a device:: block whose discover or pool field contradicts its others "

@@ -14,7 +14,7 @@ from ..diagnostics.printer import sort_diagnostics
 from ..ops.registry import BY_NAME
 from . import ast
 from .names import (DECORATORS, DECORATORS_INERT, DEVICE_FIELDS, DIRECTIVE_KEYS,
-                    apply_stack_op, stack_needs, suggest)
+                    STACK_OPS, apply_stack_op, nearest, stack_needs, suggest)
 
 # Directive keys the parser refuses itself (E010, E011, E015): never an E007 here.
 _PARSER_KEYS = ("quantrange", "register_backward", "quant", "backpropagation")
@@ -71,6 +71,19 @@ class Context:
         names = {i.name for i in self.program.inputs}
         names |= {t.name for s in self.top_statements for t in s.targets}
         return names
+
+    @cached_property
+    def callables(self) -> dict[str, str]:
+        """Every name a statement may call, with what it is: op, stack op, or flow."""
+        names = {n: "op" for n in BY_NAME}
+        names.update({n: "op" for n in STACK_OPS})
+        names.update({n: "flow" for n in self.flow_table})
+        return names
+
+    def callable_like(self, name: str) -> tuple[str, str] | None:
+        """(kind, name) of the op or flow `name` looks like a misspelling of, or None."""
+        best = nearest(name, self.callables)
+        return (self.callables[best], best) if best else None
 
     @cached_property
     def term_lists(self) -> list[tuple[ast.FlowDef | None, tuple]]:
@@ -134,10 +147,15 @@ def duplicate_target(ctx):
                              t.pos)
 
 
-def _undefined(flow, ref, known, extra=""):
+def _undefined(flow, ref, known, extra="", ctx=None):
+    """E003, suggesting the nearest bound name, else the nearest op or flow (a misspelt op
+    reads as a variable)."""
     where = flow_prefix(flow) if flow else ""
-    return Diagnostic("E003", f"{where}undefined variable '{ref.name}'{extra}"
-                      f"{suggest(ref.name, known)}", ref.pos)
+    hint = suggest(ref.name, known)
+    callable_ = ctx.callable_like(ref.name) if ctx is not None and not hint else None
+    if callable_:
+        hint = f" (did you mean the {callable_[0]} '{callable_[1]}'?)"
+    return Diagnostic("E003", f"{where}undefined variable '{ref.name}'{extra}{hint}", ref.pos)
 
 
 def undefined_variable(ctx):
@@ -146,7 +164,7 @@ def undefined_variable(ctx):
         bound = {p.name for p in flow.params} | ctx.globals
         for item in flow.body:
             if isinstance(item, ast.Statement):
-                yield from (_undefined(flow, r, bound) for r in refs(item.terms)
+                yield from (_undefined(flow, r, bound, ctx=ctx) for r in refs(item.terms)
                             if r.name not in bound)
                 bound |= {t.name for t in item.targets}
             elif isinstance(item, ast.Repeat):
@@ -157,14 +175,15 @@ def undefined_variable(ctx):
                     why = (" (a repeat body has no locals: its reads see the previous "
                            "iteration, and nothing binds it before the loop)"
                            if r.name in inner else "")
-                    yield _undefined(flow, r, bound, why)
+                    yield _undefined(flow, r, bound, why, ctx)
                 bound |= inner
     inputs = {i.name for i in ctx.program.inputs}
     bound = set(inputs)
     for item in ctx.program.items:
         terms = (item.stmt.terms if isinstance(item, ast.TopStatement)
                  else item.terms if isinstance(item, ast.PrintStatement) else ())
-        yield from (_undefined(None, r, bound) for r in refs(terms) if r.name not in bound)
+        yield from (_undefined(None, r, bound, ctx=ctx) for r in refs(terms)
+                    if r.name not in bound)
         if isinstance(item, ast.TopStatement):
             bound |= {t.name for t in item.stmt.targets}
 
@@ -218,6 +237,19 @@ def device_without_host(ctx):
         if not {f.key for f in dev.fields} & {"host", "discover", "pool"}:
             yield Diagnostic("E024", f"device '{dev.alias}' has neither host nor discover; "
                              f"add host = \"...\" (or \"local\") or discover = true", dev.pos)
+
+
+def undeclared_device(ctx):
+    """E030: `@device(alias)` with no `device::alias` block, nearest alias suggested (what
+    planning would refuse, said by lint)."""
+    declared = {d.alias for d in ctx.program.of(ast.DeviceDecl)}
+    for d in ctx.flows + ctx.ml_defs:
+        kind = "flow" if isinstance(d, ast.FlowDef) else "ml definition"
+        for ref in d.devices:
+            if ref.alias not in declared:
+                yield Diagnostic("E030", f"{kind} '{d.name}': @device({ref.alias}) names no "
+                                 f"device:: block{suggest(ref.alias, declared)}; declare "
+                                 f"device::{ref.alias} {{ ... }}", ref.pos)
 
 
 def discover_conflict(ctx):
@@ -465,7 +497,13 @@ def dropped_values(ctx):
     owned = [(f, s) for f in ctx.flows for s in statements(f.body)]
     owned += [(None, s) for s in ctx.top_statements]
     for flow, stmt in owned:
-        if stmt.leftover > 0:
+        # a misspelt op counted as a pushed value would make the leftover count a guess
+        # (E003 already says what it looks like)
+        bound = (({p.name for p in flow.params} | {t.name for s in statements(flow.body)
+                                                    for t in s.targets}) if flow else set())
+        misspelt = any(r.name not in bound | ctx.globals and ctx.callable_like(r.name)
+                       for r in refs(stmt.terms))
+        if stmt.leftover > 0 and not misspelt:
             where = flow_prefix(flow) if flow else ""
             yield Diagnostic("W017", f"{where}{stmt.leftover} value(s) left on the stack at "
                              f"'=' are dropped; the top binds", stmt.pos)
@@ -474,7 +512,7 @@ def dropped_values(ctx):
 RULES = (
     duplicate_definition, duplicate_target, undefined_variable, duplicate_parameter,
     undefined_return, unknown_directive, unknown_decorator, device_without_host,
-    discover_conflict,
+    discover_conflict, undeclared_device,
     unused_parameter, rebound_variable, duplicate_object_key, unused_variable,
     duplicate_device_field, duplicate_input, device_on_called_flow, duplicate_output_path,
     inert_print, unexecutable_op, inert_decorator, local_op_routed, literal_credential,

@@ -73,7 +73,13 @@ OUTPUT_KINDS_REFUSED = ("text", "image", "parquet", "jsonl", "safetensors", "pac
 MAX_REPEAT = 256  # repeat(n) and @unroll(n) take 1..256
 
 
+def nearest(name: str, candidates) -> str | None:
+    """The candidate closest to `name`, or None when nothing is close."""
+    best = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return best[0] if best else None
+
+
 def suggest(name: str, candidates) -> str:
     """` (did you mean 'x'?)` for the nearest candidate, or '' when nothing is close."""
-    best = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
-    return f" (did you mean '{best[0]}'?)" if best else ""
+    best = nearest(name, candidates)
+    return f" (did you mean '{best}'?)" if best else ""

@@ -417,7 +417,8 @@ class _Parser:
             if c.at(","):
                 c.next()
                 continue
-            raise Fail(code, f"the return clause of {what} ends with ';'", sep.pos, resume=c.i)
+            raise Fail(code, f"expected ',' or ';' after '{targets[-1].name}' in the return "
+                       f"clause of {what}, found {describe(sep)}", sep.pos, resume=c.i)
 
     def ml_def(self, decs) -> MLDef:
         c = self.c

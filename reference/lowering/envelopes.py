@@ -40,9 +40,11 @@ def _entry(flow: str, what: str, t: Tensor, q: QuantBlock) -> tuple[tuple[int, .
     for v in t.data:
         if not lo <= v <= hi:
             if q.dtype == DTYPE_INT8:
-                raise JobError(f"flow '{flow}': {what} holds {v}, which does not fit the int8 "
-                               f"envelope of quant range {q.quantmin}..{q.quantmax} "
-                               f"(quantres {q.quantres})")
+                raise JobError(f"flow '{flow}': {what} holds {v}, outside the int8 envelope "
+                               f"({lo}..{hi}) that mnd::quantmin={q.quantmin}, "
+                               f"mnd::quantmax={q.quantmax} and mnd::quantres={q.quantres} "
+                               "choose for routed values; widen mnd::quantmin/mnd::quantmax "
+                               "(a range over 8 bits travels as int32) to route it")
             raise JobError(f"flow '{flow}': {what} holds {v}, which does not fit "
                            f"{DTYPE_NAME[q.dtype]}")
     return shape, tuple(t.data)

@@ -47,6 +47,9 @@ CASES = [
     ("E002", "calc::lambda_flow two(x) {\n  x 1 add a =\n  x 2 add b =\n} return a, b;\n"
              "calc::lambda_flow f(x) {\n  x two q, q =\n} return q;\n", 9, 12, "'q'"),
     ("E003", flow("  x xx add y ="), 5, 5, "did you mean 'x'"),
+    ("E003", flow("  x x matmull y ="), 5, 7, "did you mean the op 'matmul'"),
+    ("E003", "calc::lambda_flow g(x) {\n  x x add y =\n} return y;\n" + flow("  x gg y ="),
+     8, 5, "did you mean the flow 'g'"),
     ("E003", "calc::lambda_flow f(x) {\n  repeat(3):\n    t 1 add t =\n  end\n} return x;\n",
      6, 5, "repeat body has no locals"),
     ("E003", flow("  x 1 add z =\n  z w add y ="), 6, 5, "'w'"),
@@ -60,6 +63,8 @@ CASES = [
     ("E012", "mnd::routing_policy { a: 1 };\n", 4, 1, "@device"),
     ("E020", "mnd::checkpoint_every=5;\n", 4, 1, None),
     ("E024", "device::bob { port = 4780; }\n", 4, 1, "'bob'"),
+    ("E030", 'device::vm1 { host = "local"; }\ncalc::lambda_flow f(x) @device(vm2) {\n'
+     '  x x add y =\n} return y;\n', 5, 32, "(did you mean 'vm1'?)"),
     ("E032", 'device::bob { host = "h"; discover = true; }\n', 4, 15, "exclude each other"),
     ("E032", "device::bob { discover = true; port = 1; }\n", 4, 32, "the worker's port"),
     ("E032", "device::bob { discover = 2; }\n", 4, 15, "takes true or false"),
