@@ -304,3 +304,13 @@ def test_trace_to_stdout_is_refused(maned_run):
     assert maned_run("hello.mnd", "--trace", "-") == (
         2, "", "error: --trace - : give the trace a file path (stdout carries the flow "
                "blocks) [EUSAGE]\n")
+
+
+def test_the_language_doc_lists_every_flag_of_maned_run():
+    """Issue 15: docs/language.md's synopsis names every flag --help shows."""
+    import re
+    from maned.cli.args import USAGE
+    from maned.cli.devices import USAGE as DEVICES_USAGE
+    flags = set(re.findall(r"--[a-z][a-z-]+", USAGE + DEVICES_USAGE))
+    doc = (EXAMPLES.parent / "docs" / "language.md").read_text()
+    assert sorted(f for f in flags if f not in doc) == []

@@ -97,7 +97,9 @@ def test_a_fault_on_a_sync_job(worker, proxy, tmp_path, case):
     fault, timeout, ending = SYNC_FAULTS[case]
     proxy.inject(fault)
     before = counters(worker)
-    code, out, err = maned_run(tmp_path, HEAD + SMALL + device(proxy.port, timeout) + FLOW)
+    trace = tmp_path / "t.jsonl"
+    code, out, err = maned_run(tmp_path, HEAD + SMALL + device(proxy.port, timeout) + FLOW,
+                               "--trace", str(trace))
     assert proxy.requests(fault.kind), "the fault never hit"
     ran = counters(worker)["jobs_sync"] - before["jobs_sync"]
     if ending is None:
@@ -106,6 +108,10 @@ def test_a_fault_on_a_sync_job(worker, proxy, tmp_path, case):
         return
     assert (code, out) == (1, "")
     assert err == f"error: flow 'f': device 'w' (127.0.0.1:{proxy.port}): {ending} [ERUN]\n"
+    if fault.on == SYNC:  # the job had started: its end record carries the whole line
+        end = json.loads(trace.read_text().splitlines()[-1])
+        assert (end["event"], end["flow"], end["target"], end["ok"], end["message"]) == (
+            "end", "f", "w", False, err.rstrip("\n"))
     reached = fault.on == SYNC and fault.kind not in ("reset", "black_hole")
     assert ran == (1 if reached else 0)  # a job the worker ran and whose answer was lost
     if fault.kind == "drip":

@@ -11,6 +11,7 @@ import uuid
 from concurrent.futures import ProcessPoolExecutor
 
 from ..diagnostics import Diagnostic
+from ..diagnostics.printer import run_line
 from ..targets.local import PickledPrograms, evaluate_program, local_result
 from ..targets.target import TargetFailure
 from .job import Job
@@ -30,13 +31,14 @@ def run_on(target, job: Job, trace: Trace):
         outputs = target.run(job.graph, job.inputs, job.globals, job.round_flow, on_start)
     except TargetFailure as f:
         if started:
-            trace.end(job.name, target.name, f.trace_code)
+            trace.end(job.name, target.name, f.trace_code, message=run_line(f.diagnostic))
         return None, f.diagnostic
     except Exception as e:  # a bug or a lying device: the job still gets an answer
+        d = Diagnostic("ERUN", f"flow '{job.name}': device '{target.name}': internal error "
+                       f"{type(e).__name__}: {e}")
         if started:
-            trace.end(job.name, target.name, "ERUN")
-        return None, Diagnostic("ERUN", f"flow '{job.name}': device '{target.name}': internal "
-                                f"error {type(e).__name__}: {e}")
+            trace.end(job.name, target.name, "ERUN", message=run_line(d))
+        return None, d
     trace.end(job.name, target.name, None, outputs)
     return outputs, None
 
@@ -143,7 +145,8 @@ class PoolLane:
             outputs, error, code = local_result(job.name, got), None, None
         except TargetFailure as f:
             outputs, error, code = None, f.diagnostic, f.trace_code
-        self.trace.end(job.name, self.target.name, code, outputs)
+        self.trace.end(job.name, self.target.name, code, outputs,
+                       run_line(error) if error is not None else None)
         self.report(job, outputs, error)
 
     def close(self) -> None:

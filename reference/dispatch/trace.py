@@ -7,6 +7,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from ..diagnostics.printer import mask
+
 
 @dataclass(frozen=True)
 class JobRecord:
@@ -65,16 +67,20 @@ class Trace:
                         "time": now})
 
     def end(self, flow: str, target: str, error_code: str | None,
-            outputs: dict | None = None) -> None:
+            outputs: dict | None = None, message: str | None = None) -> None:
+        """The job's end record: its target and pid again, and for a failure its code and
+        the whole coded line (`message`, masked like every printed line)."""
         digest = outputs_digest(outputs) if outputs is not None else None
         with self._lock:
             now = self._now()
-            record = {"event": "end", "flow": flow}
+            _, pid, began = self._started.pop(flow, (target, None, now))
+            record = {"event": "end", "flow": flow, "target": target, "pid": pid}
             record.update({"ok": True} if error_code is None else {"ok": False,
                                                                    "error": error_code})
+            if error_code is not None and message:
+                record["message"] = mask(message)
             record["time"] = now
             self._emit(record)
-            _, pid, began = self._started.pop(flow, (target, None, now))
             self.jobs.append(JobRecord(flow, target, pid, began, now, error_code or "ok",
                                        digest))
             if self._progress:
