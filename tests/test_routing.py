@@ -224,9 +224,50 @@ def test_a_vm_child_runs_blas_on_one_thread_unless_told(monkeypatch):
 
 
 def test_progress_lines_go_to_stderr(maned_run):
+    """Off a terminal, --progress is one plain line per finished job (and per phase), with
+    the definition's count and no clock, so logs compare; without it, nothing."""
     code, out, err = maned_run("layer.mnd", "--progress")
     assert code == 0 and out.startswith("flow 'layer' outputs:")
-    assert err == "progress: 1 done: layer on local ok\n"
+    assert err == "progress: layer 1/1 (layer on local) ok\n"
+    code, out, err = maned_run("sweep.mnd", "--progress", "--verify")
+    lines = err.splitlines()
+    assert code == 0 and len(lines) == 5
+    assert sorted(ln.split(" (")[0] for ln in lines[:3]) == [
+        "progress: fit 1/3", "progress: fit 2/3", "progress: fit 3/3"]
+    assert all(re.fullmatch(r"progress: fit \d/3 \(fit#c\d#r0 on vm[12]\) ok", ln)
+               for ln in lines[:3])
+    assert lines[3:] == ["progress: verify: re-running locally", "progress: verify: done"]
+    assert maned_run("sweep.mnd", "--verify")[2] == ""
+
+
+def test_progress_on_a_terminal_is_one_line_redrawn_per_definition(workdir):
+    """On a real terminal (a pty), the status line is redrawn in place and each finished
+    definition and the verify phase leave their last line."""
+    import pty
+    script = expand(open(EXAMPLES / "sweep.mnd").read())
+    (workdir / "t.mnd").write_text(script)
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: maned-run on the pty
+        os.execv(sys.executable, [sys.executable, "-c", "from maned.cli.run import "
+                                  "console_main; console_main()", "t.mnd", "--verify"])
+    chunks = []
+    while True:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    _, status = os.waitpid(pid, 0)
+    text = b"".join(chunks).decode()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert "\r\x1b[K" in text  # redrawn in place
+    assert re.search(r"fit: round \d/3 on vm[12](, vm[12])?, (\d+:\d\d left|estimating)",
+                     text)
+    assert re.search(r"fit: 3 rounds done in \d+:\d\d\r?\n", text)
+    assert re.search(r"verify: done in \d+:\d\d\r?\n", text)
+    assert "verify: PASS" in text
 
 
 LONG = expand(open(EXAMPLES / "sweep.mnd").read()).replace("iters: 400,", "iters: 4000,") \
@@ -345,3 +386,30 @@ def test_ctrl_c_stops_a_routed_run_cleanly(workdir, to):
     assert (proc.returncode, out) == (130, "")
     assert err == INTERRUPTED + "\n"
     assert all(_gone(int(pid)) for _, pid, _ in rows)
+
+
+def test_the_progress_view_counts_rounds_and_estimates_what_is_left():
+    """The live line, driven by events on an injected clock: a chain's count and an
+    estimate from its pace so far; a one-job flow's clock; what stays when each ends."""
+    import io
+    from maned.cli.progress import CLEAR, ProgressView
+    from maned.dispatch.trace import JobDone, JobStarted, Planned
+    now = [100.0]
+    err = io.StringIO()
+    view = ProgressView(err, shown=True, live=False, clock=lambda: now[0])
+    view.live = True  # drawn as on a terminal, without the redraw thread
+    view(Planned("fit", 4))
+    view(Planned("g", 1))
+    view(JobStarted("fit#c0#r0", "vm1"))
+    now[0] += 3
+    view(JobDone(1, "fit#c0#r0", "vm1", None))
+    assert err.getvalue().endswith(CLEAR + "fit: round 2/4 on vm1, 0:09 left | g: waiting, 0:03")
+    view(JobStarted("g", "local"))
+    for r in (1, 2, 3):
+        now[0] += 1
+        view(JobDone(r + 1, f"fit#c0#r{r}", "vm1", None))
+    assert "fit: 4 rounds done in 0:06\n" in err.getvalue()
+    assert err.getvalue().endswith(CLEAR + "g: running locally, 0:06")
+    view(JobDone(5, "g", "local", None))
+    view.close()
+    assert err.getvalue().endswith(CLEAR + "g: done locally in 0:06\n")

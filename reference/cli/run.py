@@ -9,13 +9,13 @@ from dataclasses import replace
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import mask, run_line
-from ..dispatch.trace import JobDone
 from ..dispatch.verify import verdict_lines
-from ..pipeline.report import DiagnosticRecord, Note, Report
+from ..pipeline.report import DiagnosticRecord, Report
 from ..pipeline.run import run
 from ..tensor import format_value
 from . import devices
 from .args import USAGE, parse_args
+from .progress import ProgressView
 from .version import version_text
 
 INTERRUPTED = ("notice: interrupted (SIGINT): the run was stopped; Bark VM children were "
@@ -46,15 +46,17 @@ def _main(argv: list[str], out, err) -> int:
     if opts.show:
         out.write(USAGE if opts.show == "help" else version_text("maned-run"))
         return 0
-    progress_on = opts.progress if opts.progress is not None else err.isatty()
+    terminal = _is_terminal(err)
+    view = ProgressView(err, opts.progress if opts.progress is not None else terminal,
+                        terminal)
     trace = TraceFile(opts.trace) if opts.trace else None
     try:
         report = run(opts.script, inputs=opts.inputs, flow=opts.flow, verify=opts.verify,
                      threads=opts.threads, require_vm=opts.require_vm,
-                     trap_overflow=opts.trap_overflow, trace=trace,
-                     progress=_progress_printer(err, progress_on), probing=opts.probing,
-                     device=opts.device)
+                     trap_overflow=opts.trap_overflow, trace=trace, progress=view,
+                     probing=opts.probing, device=opts.device)
     finally:
+        view.close()
         closed = trace.close() if trace else None
     code = report.exit_code
     if closed is not None:  # the last records could not be written
@@ -118,16 +120,11 @@ def _refused(diags, out, err, as_json: bool) -> int:
     return code
 
 
-def _progress_printer(err, jobs_too: bool):
-    """Notes always, `progress:` lines when progress is on (R32)."""
-    def show(event) -> None:
-        if isinstance(event, Note):
-            err.write(mask(f"note: {event.text}") + "\n")
-        elif isinstance(event, JobDone) and jobs_too:
-            state = "ok" if event.error is None else f"failed [{event.error}]"
-            err.write(f"progress: {event.done} done: {event.flow} on {event.target} {state}\n")
-            err.flush()
-    return show
+def _is_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def print_blocks(report: Report, out, after_blocks=lambda: None) -> None:

@@ -16,14 +16,15 @@ from .job import Job
 class MlRun:
     def __init__(self, d: ast.MLDef, configs: list[dict], inputs: dict[str, Tensor], q: int,
                  aliases: tuple[str, ...], level: int, position: int, submit, finish,
-                 prepare=None, sync_sizing=None):
+                 prepare=None, sync_sizing=None, planned=None):
         """submit(job) queues a job; finish(outputs, error) ends the definition;
         prepare(target, graph, inputs) may compile a later round's flow ahead;
-        sync_sizing(target) is (request_size, limit) for a CDP worker, else None (D10)."""
+        sync_sizing(target) is (request_size, limit) for a CDP worker, else None (D10);
+        planned(name, rounds) is told how many round jobs the definition runs."""
         self.d, self.configs, self.inputs, self.q = d, configs, inputs, q
         self.aliases, self.level, self.position = aliases, level, position
         self.submit, self.finish, self.prepare = submit, finish, prepare
-        self.sync_sizing = sync_sizing
+        self.sync_sizing, self.planned = sync_sizing, planned
         self.module = module_for(d.algo)
         self.failed = False
 
@@ -48,6 +49,8 @@ class MlRun:
                               sum(len(spans) for spans in self.spans), self.d.pos, "ml")
         if refusal:  # before its first round runs
             return self.finish(None, refusal)
+        if self.planned is not None:
+            self.planned(self.d.name, sum(len(spans) for spans in self.spans))
         self.states = [dict(s.state) for s in self.starts]
         self.extras: list[list] = [[] for _ in self.configs]
         self.left = len(self.configs)

@@ -180,9 +180,11 @@ class Scheduler:
             definition, configs = self.ml[name]
             MlRun(definition, configs, inputs, self.program.quant.quantres,
                   self.routing.ml.get(name, ()), self.level[name], self.position[name],
-                  self.submit, finish, self.prepare, self.sync_sizing).start()
+                  self.submit, finish, self.prepare, self.sync_sizing,
+                  self.trace.planned).start()
             return
         graph = self.graphs[name]
+        self.trace.planned(name, 1)
         self.submit(Job(key=(self.level[name], self.position[name], 0, 0), name=name,
                         graph=graph, inputs=inputs,
                         globals={n: self.values[n] for n in graph.globals},

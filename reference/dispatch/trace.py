@@ -42,6 +42,36 @@ class JobDone:
     error: str | None
 
 
+@dataclass(frozen=True)
+class Planned:
+    """A progress event: a definition's job count, known when it starts (a flow: 1; an ML
+    definition: all its rounds)."""
+
+    definition: str
+    jobs: int
+
+
+@dataclass(frozen=True)
+class JobStarted:
+    """A progress event: a job was sent to its target."""
+
+    flow: str
+    target: str
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A progress event: a phase of the run beyond its jobs (`verify`) began or ended."""
+
+    name: str
+    ended: bool
+
+
+def definition_of(flow: str) -> str:
+    """The definition a job belongs to: `fit` for the round `fit#c1#r7`."""
+    return flow.split("#", 1)[0]
+
+
 class Trace:
     """Thread-safe; `sink(record)` receives each start/end record (a dict), `progress(JobDone)`
     each finished job, in order, on the thread that ran the job. A callback that raises is
@@ -65,6 +95,19 @@ class Trace:
             self._started[flow] = (target, pid, now)
             self._emit({"event": "start", "flow": flow, "target": target, "pid": pid,
                         "time": now})
+            self._tell(JobStarted(flow, target))
+
+    def planned(self, definition: str, jobs: int) -> None:
+        with self._lock:
+            self._tell(Planned(definition, jobs))
+
+    def phase(self, name: str, ended: bool) -> None:
+        with self._lock:
+            self._tell(Phase(name, ended))
+
+    def _tell(self, event) -> None:
+        if self._progress:
+            self._progress = self._guarded(self._progress, event, "the progress callback")
 
     def end(self, flow: str, target: str, error_code: str | None,
             outputs: dict | None = None, message: str | None = None) -> None:
@@ -83,9 +126,7 @@ class Trace:
             self._emit(record)
             self.jobs.append(JobRecord(flow, target, pid, began, now, error_code or "ok",
                                        digest))
-            if self._progress:
-                done = JobDone(len(self.jobs), flow, target, error_code)
-                self._progress = self._guarded(self._progress, done, "the progress callback")
+            self._tell(JobDone(len(self.jobs), flow, target, error_code))
 
     def _emit(self, record: dict) -> None:
         if self._sink:

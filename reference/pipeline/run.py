@@ -73,8 +73,9 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
     its csv()/model() paths. inputs: what `--in` takes, as (name, value) pairs or a mapping;
     a value is `--in` text (raw integers, or a path for a csv() input) or a Tensor.
     trace(record) is called with each job's start and end record (a trace with an open()
-    method is opened first, just before the jobs), progress(event) with a Note or each
-    finished job's JobDone, both while the run goes on. A bad script, input, worker or
+    method is opened first, just before the jobs), progress(event) with each Note and
+    each Planned, JobStarted, JobDone and Phase (maned.dispatch.trace), both while the run
+    goes on. A bad script, input, worker or
     callback is a coded diagnostic in the report; only a wrong call raises (TypeError), and
     Ctrl-C raises KeyboardInterrupt once every target has been stopped.
     devices: ready-made devices by alias, kept open by the caller across runs (a conformance
@@ -150,8 +151,12 @@ def _run(b: _Builder, text, folder, inputs, flow, verify, threads, require_vm, t
     b.error(*errors)
     if verify and not result.errors and not errors:
         routed = [n for n in plan.order if routing.flows.get(n) or routing.ml.get(n)]
+        if routed:
+            b.trace.phase("verify", False)
         local = Scheduler(program, plan, checked.graphs, checked.ml, loaded.values, Routing(),
                           threads=threads).run() if routed else None
+        if routed:
+            b.trace.phase("verify", True)
         b.verify = compare([n for n in plan.printed if n in routed] or routed, result, local)
         if b.verify.status == "MISMATCH":
             b.extra_codes.append("ERUN")
