@@ -33,7 +33,8 @@ def test_maned_lint_console_script_reports_and_exits_1(tmp_path):
     assert f"{script}:5:7: error[E003]: " in p.stdout
 
 
-@pytest.mark.parametrize("tool", ["maned-run", "maned-lint", "bark-vm", "bark-worker"])
+@pytest.mark.parametrize("tool", ["maned-run", "maned-lint", "maned-model", "bark-vm",
+                                  "bark-worker"])
 def test_version_has_two_lines_starting_with_the_tool(tool):
     p = subprocess.run([_exe(tool), "--version"], capture_output=True, text=True, timeout=60)
     lines = p.stdout.splitlines()
@@ -45,6 +46,7 @@ def test_version_has_two_lines_starting_with_the_tool(tool):
     ("maned-run", ["examples:", "environment:", "MANED_DEVICE_PASS", "MANED_BARK_VM",
                    "--no-vm-fallback", "--device", "--probe"]),
     ("maned-lint", ["examples:", "environment:", "MANED_MAX_STEPS", "<file.mnd>..."]),
+    ("maned-model", ["examples:", "show FILE"]),
     ("bark-vm", ["example:", "environment:", "MANED_BARK_VM"]),
     ("bark-worker", ["examples:", "environment:", "BARK_ALIAS", "BARK_PASS_FILE"]),
 ])

@@ -1,0 +1,127 @@
+"""maned-model: read a model descriptor as a person would (docs/models.md).
+
+    maned-model show FILE [--json]
+
+FILE is a `.mnm` model file, or text holding a descriptor as maned-run prints it
+(`m0 : [15] = [1296974925, 1, ...]`; the first bracketed list of integers is read). It
+prints the algorithm, the fit's header (scale, features, outputs, flags), the fitted
+numbers in real units (a value at scale q divided by 10^q), and whether the descriptor
+validates; exit 0 when it does, 1 when it does not, 2 for a bad command line or a file
+that cannot be read."""
+import json
+import re
+import sys
+
+from ..diagnostics import Diagnostic, MnError
+from ..diagnostics.printer import run_line
+from ..io import mnm
+from ..io.files import read_bytes
+from ..ml import descriptor
+from .version import version_text
+
+USAGE = """usage: maned-model show FILE [--json]
+       maned-model --version | --help
+
+Shows a model descriptor: its algorithm, scale, feature and output counts, flags, the
+fitted numbers in real units, and whether it validates (exit 0 valid, 1 not, 2 for a bad
+command line or an unreadable file). FILE is a .mnm model file (out::m = model("f.mnm")),
+or text holding a descriptor as maned-run prints it.
+
+examples:
+  maned-run examples/linear_regression.mnd > fit.txt && maned-model show fit.txt
+  maned-model show model.mnm --json
+"""
+GD = (1, 2, 3)  # linear, logistic, svm: weights, bias, then the feature statistics
+
+
+def slots_of(path: str) -> tuple[int, ...]:
+    """The descriptor in FILE: a model file's slots, else the first printed list."""
+    raw = read_bytes(path, path)
+    got = mnm.decode(raw)
+    if not isinstance(got, str):
+        return got
+    text = raw.decode("utf-8", "replace")
+    m = re.search(r"\[(-?\d+(?:\s*,\s*-?\d+)*)\]", text.split("=", 1)[-1] if "=" in text
+                  else text)
+    if not m:
+        raise MnError(Diagnostic("E029", f"{path}: neither a model file ({got}) nor text "
+                                 "holding a descriptor list", stage="run"))
+    return tuple(int(v) for v in m.group(1).split(","))
+
+
+def real(v: int, q: int) -> str:
+    """A scale-q integer in real units, exactly (q decimals)."""
+    if q == 0:
+        return str(v)
+    sign, digits = ("-" if v < 0 else ""), str(abs(v)).rjust(q + 1, "0")
+    return f"{sign}{digits[:-q]}.{digits[-q:]}"
+
+
+def describe(slots: tuple[int, ...]) -> dict:
+    """What a person reads in a descriptor, as plain data (the text and --json forms)."""
+    why = descriptor.validate(slots)
+    out: dict = {"valid": why is None, "problem": why, "slots": len(slots)}
+    if len(slots) < descriptor.HEADER_SLOTS:
+        return out
+    h = descriptor.header(slots)
+    p = descriptor.payload(slots)
+    out.update(algorithm=descriptor.ALGO_NAMES.get(h.algo_id, f"unknown id {h.algo_id}"),
+               quantres=h.q, features=h.features, outputs=h.outputs,
+               intercept=bool(h.flags & descriptor.FLAG_INTERCEPT),
+               standardized=h.standardized, payload_length=h.length)
+    if why is None and h.algo_id in GD:
+        d, q = h.features, h.q
+        out["weights"] = [real(w, q) for w in p[:d]]
+        out["bias"] = real(p[d], q)
+        out["feature_means"] = [real(v, q) for v in p[d + 1:2 * d + 1]]
+        out["feature_sds"] = [real(v, q) for v in p[2 * d + 1:3 * d + 1]]
+    elif why is None:
+        out["payload"] = list(p)
+    return out
+
+
+def text_of(info: dict) -> str:
+    lines = [f"valid: {'yes' if info['valid'] else 'no, ' + info['problem']}"]
+    for key in ("algorithm", "quantres", "features", "outputs", "intercept", "standardized",
+                "payload_length"):
+        if key in info:
+            value = info[key]
+            shown = ("yes" if value else "no") if isinstance(value, bool) else value
+            lines.append(f"{key}: {shown}")
+    for key in ("weights", "bias", "feature_means", "feature_sds"):
+        if key in info:
+            value = info[key]
+            lines.append(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
+    if info.get("standardized") and "weights" in info:
+        lines.append("(the weights act on standardized features: (x - mean) / sd)")
+    if "payload" in info:
+        lines.append(f"payload (raw slots, docs/models.md has the layout): "
+                     f"{', '.join(map(str, info['payload']))}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None, out=None, err=None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    argv = sys.argv[1:] if argv is None else argv
+    if argv in (["--help"], ["-h"]):
+        out.write(USAGE)
+        return 0
+    if argv == ["--version"]:
+        out.write(version_text("maned-model"))
+        return 0
+    args = [a for a in argv if a != "--json"]
+    if len(args) != 2 or args[0] != "show" or args[1].startswith("-"):
+        err.write(run_line(Diagnostic("EUSAGE", "maned-model: expected 'show FILE' (usage: "
+                                      "maned-model show FILE [--json]; see --help)")) + "\n")
+        return 2
+    try:
+        info = describe(slots_of(args[1]))
+    except MnError as e:
+        err.write(run_line(e.diagnostics[0]) + "\n")
+        return 2
+    out.write(json.dumps(info) + "\n" if "--json" in argv else text_of(info))
+    return 0 if info["valid"] else 1
+
+
+def console_main() -> None:
+    sys.exit(main())
