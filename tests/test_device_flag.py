@@ -44,10 +44,12 @@ def test_the_seed_sweep_runs_on_the_device_and_verifies(worker, monkeypatch, tmp
     local = run_tool(run_cli, [str(EXAMPLES / "sweep.mnd")])[1]
     assert (code, err) == (0, "") and out == local + PASS
     seen = targets(trace)
-    # the trace records routed jobs: every round, each on the device (init and epilogue run
-    # in the coordinator, which the trace does not record yet: issue 15)
-    assert {f.rsplit("#r", 1)[0] for f in seen} == {f"fit#c{c}" for c in range(3)}
-    assert all("#r" in f and seen[f] == {"device"} for f in seen)
+    # every round on the device; the init and epilogue in the coordinator (R29)
+    rounds = {f for f in seen if "#r" in f}
+    assert {f.rsplit("#r", 1)[0] for f in rounds} == {f"fit#c{c}" for c in range(3)}
+    assert all(seen[f] == {"device"} for f in rounds)
+    assert {f: seen[f] for f in seen if f not in rounds} == {
+        **{f"fit#c{c}#init": {"coordinator"} for c in range(3)}, "fit": {"coordinator"}}
     assert PASSWORD not in trace.read_text()
 
 

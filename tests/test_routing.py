@@ -102,10 +102,17 @@ def test_tier_a_two_value_sweeps_on_two_vms_verify(maned_run, workdir, example, 
     code, out, err = maned_run("--verify", "--trace", "t.jsonl", source=source)
     assert (code, err) == (0, "")
     assert out.endswith(PASS + "\n") and "m0 : " in out and "m1 : " in out
-    starts = [json.loads(ln) for ln in (workdir / "t.jsonl").read_text().splitlines()
-              if '"start"' in ln]
+    records = [json.loads(ln) for ln in (workdir / "t.jsonl").read_text().splitlines()]
+    starts = [r for r in records if r["event"] == "start"]
     assert {(r["flow"].split("#")[1], r["target"]) for r in starts
-            if "#" in r["flow"]} == {("c0", "vm1"), ("c1", "vm2")}
+            if "#r" in r["flow"]} == {("c0", "vm1"), ("c1", "vm2")}
+    # the coordinator's own work and the verify phase are on the timeline too
+    assert {(r["flow"], r["step"]) for r in starts if r["target"] == "coordinator"} == {
+        ("fit#c0#init", "init"), ("fit#c1#init", "init"), ("fit", "epilogue")}
+    assert [(r["phase"], r["state"]) for r in records if r["event"] == "phase"] == [
+        ("verify", "start"), ("verify", "end")]
+    ends = [r for r in records if r["event"] == "end" and "#r" in r["flow"]]
+    assert ends and all(r["sent"] > 0 and r["received"] > 0 for r in ends)
 
 
 @pytest.mark.parametrize("source, line", [
@@ -140,9 +147,8 @@ def test_require_vm_sends_unrouted_flows_to_the_vm(maned_run, workdir):
     code, out, err = maned_run("birds.mnd", "--require-vm", "--verify", "--trace", "t.jsonl")
     assert (code, err) == (0, "")
     assert out.endswith(PASS + "\n")
-    targets = {json.loads(ln)["target"] for ln in (workdir / "t.jsonl").read_text().splitlines()
-               if '"start"' in ln}
-    assert targets == {"vm"}
+    records = [json.loads(ln) for ln in (workdir / "t.jsonl").read_text().splitlines()]
+    assert {r["target"] for r in records if r["event"] == "start"} == {"vm"}
 
 
 def test_require_vm_refuses_a_flow_with_local_only_ops(maned_run):

@@ -27,19 +27,23 @@ def run_on(target, job: Job, trace: Trace):
     def on_start() -> None:
         started.append(True)
         trace.start(job.name, target.name, target.pid)
+
+    def io():  # what a routed job sent and received (its target keeps it for this record)
+        return getattr(target, "last_io", None)
     try:
         outputs = target.run(job.graph, job.inputs, job.globals, job.round_flow, on_start)
     except TargetFailure as f:
         if started:
-            trace.end(job.name, target.name, f.trace_code, message=run_line(f.diagnostic))
+            trace.end(job.name, target.name, f.trace_code, message=run_line(f.diagnostic),
+                      io=io())
         return None, f.diagnostic
     except Exception as e:  # a bug or a lying device: the job still gets an answer
         d = Diagnostic("ERUN", f"flow '{job.name}': device '{target.name}': internal error "
                        f"{type(e).__name__}: {e}")
         if started:
-            trace.end(job.name, target.name, "ERUN", message=run_line(d))
+            trace.end(job.name, target.name, "ERUN", message=run_line(d), io=io())
         return None, d
-    trace.end(job.name, target.name, None, outputs)
+    trace.end(job.name, target.name, None, outputs, io=io())
     return outputs, None
 
 

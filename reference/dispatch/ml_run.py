@@ -11,20 +11,22 @@ from ..ml.train import bind_returns, fit_tier_b
 from ..targets.target import LOCAL
 from ..tensor import Tensor
 from .job import Job
+from .trace import Trace
 
 
 class MlRun:
     def __init__(self, d: ast.MLDef, configs: list[dict], inputs: dict[str, Tensor], q: int,
                  aliases: tuple[str, ...], level: int, position: int, submit, finish,
-                 prepare=None, sync_sizing=None, planned=None):
+                 prepare=None, sync_sizing=None, trace=None):
         """submit(job) queues a job; finish(outputs, error) ends the definition;
         prepare(target, graph, inputs) may compile a later round's flow ahead;
         sync_sizing(target) is (request_size, limit) for a CDP worker, else None (D10);
-        planned(name, rounds) is told how many round jobs the definition runs."""
+        trace (the run's Trace) is told how many round jobs the definition runs, and records
+        the init, epilogue and Tier B fit the coordinator computes inline."""
         self.d, self.configs, self.inputs, self.q = d, configs, inputs, q
         self.aliases, self.level, self.position = aliases, level, position
         self.submit, self.finish, self.prepare = submit, finish, prepare
-        self.sync_sizing, self.planned = sync_sizing, planned
+        self.sync_sizing, self.trace = sync_sizing, trace or Trace()
         self.module = module_for(d.algo)
         self.failed = False
 
@@ -37,9 +39,14 @@ class MlRun:
         x, y = args[0], (args[1] if len(args) > 1 else None)
         try:
             if not is_tier_a(self.d.algo):
-                results = [(fit_tier_b(self.module, x, y, c, self.q), None) for c in self.configs]
+                with self.trace.coordinator("fit", self.d.name):
+                    results = [(fit_tier_b(self.module, x, y, c, self.q), None)
+                               for c in self.configs]
                 return self.finish(bind_returns(self.d, results), None)
-            self.starts = [self.module.init(x, y, c, self.q) for c in self.configs]
+            self.starts = []
+            for i, c in enumerate(self.configs):
+                with self.trace.coordinator("init", f"{self.d.name}#c{i}#init"):
+                    self.starts.append(self.module.init(x, y, c, self.q))
             self.graphs = RoundGraphs(self.module, self.d.name, self.q)
             self.spans = [round_spans(s.steps, self._steps(i, s, c))
                           for i, (s, c) in enumerate(zip(self.starts, self.configs))]
@@ -49,8 +56,7 @@ class MlRun:
                               sum(len(spans) for spans in self.spans), self.d.pos, "ml")
         if refusal:  # before its first round runs
             return self.finish(None, refusal)
-        if self.planned is not None:
-            self.planned(self.d.name, sum(len(spans) for spans in self.spans))
+        self.trace.planned(self.d.name, sum(len(spans) for spans in self.spans))
         self.states = [dict(s.state) for s in self.starts]
         self.extras: list[list] = [[] for _ in self.configs]
         self.left = len(self.configs)
@@ -120,8 +126,9 @@ class MlRun:
 
     def _epilogue(self) -> None:
         try:
-            results = [self.module.epilogue(s, st, ex, c, self.q) for s, st, ex, c in
-                       zip(self.starts, self.states, self.extras, self.configs)]
+            with self.trace.coordinator("epilogue", self.d.name):
+                results = [self.module.epilogue(s, st, ex, c, self.q) for s, st, ex, c in
+                           zip(self.starts, self.states, self.extras, self.configs)]
         except MlRefusal as r:
             return self.finish(None, self._refused(r.reason))
         self.finish(bind_returns(self.d, results), None)

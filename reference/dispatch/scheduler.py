@@ -180,8 +180,7 @@ class Scheduler:
             definition, configs = self.ml[name]
             MlRun(definition, configs, inputs, self.program.quant.quantres,
                   self.routing.ml.get(name, ()), self.level[name], self.position[name],
-                  self.submit, finish, self.prepare, self.sync_sizing,
-                  self.trace.planned).start()
+                  self.submit, finish, self.prepare, self.sync_sizing, self.trace).start()
             return
         graph = self.graphs[name]
         self.trace.planned(name, 1)

@@ -5,6 +5,7 @@ import hashlib
 import json
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..diagnostics.printer import mask
@@ -103,21 +104,44 @@ class Trace:
 
     def phase(self, name: str, ended: bool) -> None:
         with self._lock:
+            self._emit({"event": "phase", "phase": name, "state": "end" if ended else "start",
+                        "time": self._now()})
             self._tell(Phase(name, ended))
+
+    @contextmanager
+    def coordinator(self, step: str, name: str):
+        """Work the coordinator does inline (an ML definition's init, epilogue or Tier B
+        fit) as a start and an end record, `"target": "coordinator"`; not a job (no
+        JobRecord, no progress event)."""
+        with self._lock:
+            self._emit({"event": "start", "flow": name, "target": "coordinator",
+                        "step": step, "time": self._now()})
+        ok = False
+        try:
+            yield
+            ok = True
+        finally:
+            with self._lock:
+                self._emit({"event": "end", "flow": name, "target": "coordinator",
+                            "step": step, "ok": ok, "time": self._now()})
 
     def _tell(self, event) -> None:
         if self._progress:
             self._progress = self._guarded(self._progress, event, "the progress callback")
 
     def end(self, flow: str, target: str, error_code: str | None,
-            outputs: dict | None = None, message: str | None = None) -> None:
-        """The job's end record: its target and pid again, and for a failure its code and
-        the whole coded line (`message`, masked like every printed line)."""
+            outputs: dict | None = None, message: str | None = None,
+            io: tuple[int, int | None] | None = None) -> None:
+        """The job's end record: its target and pid again; for a routed job the bytes it
+        sent and received (`io`); for a failure its code and the whole coded line
+        (`message`, masked like every printed line)."""
         digest = outputs_digest(outputs) if outputs is not None else None
         with self._lock:
             now = self._now()
             _, pid, began = self._started.pop(flow, (target, None, now))
             record = {"event": "end", "flow": flow, "target": target, "pid": pid}
+            if io is not None:
+                record["sent"], record["received"] = io
             record.update({"ok": True} if error_code is None else {"ok": False,
                                                                    "error": error_code})
             if error_code is not None and message:

@@ -79,8 +79,11 @@ class RoutedTarget:
             raise _failed(flow, e) from None
         if on_start:
             on_start()
+        self.last_io = (len(request), None)  # read by the lane for the job's trace record
         try:
-            return decode_result(self.device.run(request), compiled, self.quant)
+            answer = self.device.run(request)
+            self.last_io = (len(request), len(answer))
+            return decode_result(answer, compiled, self.quant)
         except DeviceFailure as e:
             raise _failed(flow, e) from None
         except JobError as e:
