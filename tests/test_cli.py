@@ -316,3 +316,29 @@ def test_the_language_doc_lists_every_flag_of_maned_run():
     flags = set(re.findall(r"--[a-z][a-z-]+", USAGE + DEVICES_USAGE))
     doc = (EXAMPLES.parent / "docs" / "language.md").read_text()
     assert sorted(f for f in flags if f not in doc) == []
+
+
+def test_the_trace_as_a_perfetto_document(maned_run, workdir):
+    """Issue 15: --trace-format chrome writes the timeline in the Trace Event Format:
+    one complete event per job, coordinator step and phase, a named track per target."""
+    code, out, err = maned_run("sweep.mnd", "--verify", "--trace", "t.json", "--trace-format",
+                               "chrome")
+    assert (code, err) == (0, "")
+    doc = json.loads((workdir / "t.json").read_text())
+    tracks = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M"}
+    spans = [(tracks[e["tid"]], e["name"]) for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert sorted(spans) == sorted(
+        [("coordinator", f"fit#c{c}#init") for c in range(3)] + [("coordinator", "fit")]
+        + [("run", "verify")] + [(t, n) for t, n in spans if n.startswith("fit#c")
+                                 and "#r" in n])
+    assert len([n for _, n in spans if "#r" in n]) == 3
+    assert {t for t, n in spans if "#r" in n} <= {"vm1", "vm2"}
+    assert all(e["dur"] >= 0 for e in doc["traceEvents"] if e["ph"] == "X")
+
+
+@pytest.mark.parametrize("argv, why", [
+    (["--trace-format", "chrome"], "--trace-format needs --trace FILE"),
+    (["--trace", "t", "--trace-format", "svg"], "--trace-format svg: choose jsonl or chrome"),
+])
+def test_a_bad_trace_format_is_a_usage_error(maned_run, argv, why):
+    assert maned_run("hello.mnd", *argv) == (2, "", f"error: {why} [EUSAGE]\n")

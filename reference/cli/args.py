@@ -7,7 +7,7 @@ from ..targets.discovery import MAX_WINDOW_MS, Probing
 
 USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
                  [--require-vm] [--trap-overflow] [--threads N] [--progress | --no-progress]
-                 [--trace FILE] [--json]
+                 [--trace FILE [--trace-format jsonl|chrome]] [--json]
                  [--probe HOST[:PORT]]... [--no-broadcast] [--discover-timeout MS]
                  [--device http://HOST:PORT | --device local] [--device-user USER]
                  [--device-pass PASS|env:NAME] [--device-token TOKEN|env:NAME]
@@ -28,7 +28,10 @@ USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ver
                      changes a number
   --progress         progress lines on stderr (default: on when stderr is a terminal)
   --no-progress      no progress lines
-  --trace FILE       one JSON line per job start and end, flushed at once
+  --trace FILE       the run's timeline: one JSON line per job start and end, coordinator
+                     step and phase, flushed at once
+  --trace-format chrome  write it instead as one Trace Event document, which Perfetto
+                     (ui.perfetto.dev) and chrome://tracing open
   --json             print the run's report as one JSON document on stdout instead of
                      the blocks (docs/api.md has its schema); errors still go to stderr
   --probe HOST[:PORT]  where the discover = true blocks look for their workers, besides
@@ -80,6 +83,7 @@ class RunOptions(ToolOptions):
     require_vm: bool = False
     progress: bool | None = None  # None: on when stderr is a terminal
     trace: str | None = None
+    trace_format: str = "jsonl"
     json: bool = False
     probing: Probing = field(default_factory=Probing)
     device: DeviceOverride | None = None
@@ -171,6 +175,10 @@ def parse_args(argv: list[str]) -> RunOptions:
             if opts.trace == "-":
                 raise usage_error("--trace - : give the trace a file path (stdout carries the "
                                   "flow blocks)")
+        elif name == "--trace-format":
+            opts.trace_format = value()
+            if opts.trace_format not in ("jsonl", "chrome"):
+                raise usage_error(f"--trace-format {opts.trace_format}: choose jsonl or chrome")
         elif name == "--json":
             opts.json = True
         elif name == "--probe":
@@ -195,6 +203,8 @@ def parse_args(argv: list[str]) -> RunOptions:
     if opts.script is None and opts.show is None:
         raise usage_error("no script given (usage: maned-run <file.mnd> [options]; see --help)")
     opts.device = _device_override(credentials)
+    if opts.trace_format != "jsonl" and opts.trace is None:
+        raise usage_error("--trace-format needs --trace FILE")
     return opts
 
 

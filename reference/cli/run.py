@@ -14,6 +14,7 @@ from ..pipeline.report import DiagnosticRecord, Report
 from ..pipeline.run import run
 from ..tensor import format_value
 from . import devices
+from ..dispatch.trace_export import chrome_trace
 from .args import USAGE, parse_args
 from .progress import ProgressView
 from .version import version_text
@@ -49,7 +50,7 @@ def _main(argv: list[str], out, err) -> int:
     terminal = _is_terminal(err)
     view = ProgressView(err, opts.progress if opts.progress is not None else terminal,
                         terminal)
-    trace = TraceFile(opts.trace) if opts.trace else None
+    trace = TraceFile(opts.trace, opts.trace_format) if opts.trace else None
     try:
         report = run(opts.script, inputs=opts.inputs, flow=opts.flow, verify=opts.verify,
                      threads=opts.threads, require_vm=opts.require_vm,
@@ -79,10 +80,12 @@ def _main(argv: list[str], out, err) -> int:
 
 class TraceFile:
     """`--trace FILE`: opened when the run is about to start its jobs (so a refused script
-    leaves an existing file alone), one JSON line per record, flushed at once."""
+    leaves an existing file alone), one JSON line per record, flushed at once; with
+    `--trace-format chrome`, one Trace Event document written when the run ends."""
 
-    def __init__(self, path: str):
-        self.path, self._f = path, None
+    def __init__(self, path: str, fmt: str = "jsonl"):
+        self.path, self.fmt, self._f = path, fmt, None
+        self._records: list[dict] = []
 
     def open(self) -> None:
         try:
@@ -91,6 +94,9 @@ class TraceFile:
             raise MnError(self._eio(e)) from None
 
     def __call__(self, record: dict) -> None:
+        if self.fmt == "chrome":
+            self._records.append(record)
+            return
         self._f.write(json.dumps(record) + "\n")
         self._f.flush()
 
@@ -99,6 +105,8 @@ class TraceFile:
         if self._f is None:
             return None
         try:
+            if self.fmt == "chrome":
+                self._f.write(json.dumps(chrome_trace(self._records)) + "\n")
             self._f.close()
         except OSError as e:
             return self._eio(e)
