@@ -68,7 +68,8 @@ def test_maned_lint_takes_several_files_with_one_exit_code(workdir):
     code, out, err = run_tool(lint_cli, ["hello.mnd", str(bad), "--format", "json"])
     assert code == 1 and [f["file"] for f in json.loads(out)] == [str(bad)]
     code, out, err = run_tool(lint_cli, [str(bad), "missing.mnd"])
-    assert code == 2 and err == "error: cannot read 'missing.mnd': No such file or directory [EIO]\n"
+    assert code == 2
+    assert err == "error: cannot read 'missing.mnd': No such file or directory [EIO]\n"
     assert out.startswith(f"{bad}:5:7: error[E003]") and "missing.mnd" not in out
 
 

@@ -2,6 +2,8 @@
 file or from maned-run's printed block, and whether it validates."""
 import json
 
+import pytest
+
 from maned.cli import model as model_cli
 
 from conftest import run_tool
@@ -27,7 +29,8 @@ def test_a_model_file_and_a_printed_descriptor_read_the_same(maned_run, workdir)
     slots = [int(v) for v in out.split("model : [15] = [")[1].split("]")[0].split(", ")]
     w1, w2, b, m1, m2, s1, s2 = slots[8:]
     assert f"weights: {w1 / 100:.2f}, {w2 / 100:.2f}" in text  # scale 2: hundredths
-    assert f"bias: {b / 100:.2f}" in text and f"feature_sds: {s1 / 100:.2f}, {s2 / 100:.2f}" in text
+    assert f"bias: {b / 100:.2f}" in text
+    assert f"feature_sds: {s1 / 100:.2f}, {s2 / 100:.2f}" in text
     info = json.loads(run_tool(model_cli, ["show", "fit.mnm", "--json"])[1])
     assert info["valid"] and info["weights"] == [f"{w1 / 100:.2f}", f"{w2 / 100:.2f}"]
 
@@ -46,3 +49,24 @@ def test_unreadable_files_and_bad_command_lines_exit_2(workdir):
         "error: cannot read 'missing.mnm': No such file or directory [EIO]\n")
     assert run_tool(model_cli, ["look", "x"])[0] == 2
     assert run_tool(model_cli, ["--version"])[1].startswith("maned-model ")
+
+
+@pytest.mark.parametrize("example, counts", [
+    ("kmeans", {"clusters": 2}), ("knn", {"neighbours": 3, "stored_rows": 8}),
+    ("naive_bayes", {"classes": 2}), ("decision_tree", {"nodes": 5, "leaves": 3}),
+    ("isolation_forest", {"trees": 50}), ("xgboost", {"rounds": 4, "depth": 2}),
+    ("hmm", {"states": 2, "symbols": 3}),
+])
+def test_every_algorithms_descriptor_shows_its_counts(maned_run, workdir, example, counts):
+    """The other algorithms' descriptors, as the examples fit them: valid, with the counts
+    their payload holds (kmeans also its centroids in real units)."""
+    code, out, err = maned_run(f"{example}.mnd")
+    assert code == 0, err
+    (workdir / "printed.txt").write_text(out)
+    code, text, err = run_tool(model_cli, ["show", "printed.txt", "--json"])
+    info = json.loads(text)
+    assert (code, err, info["valid"], info["algorithm"]) == (0, "", True, example)
+    assert {k: info[k] for k in counts} == counts
+    if example == "kmeans":
+        assert len(info["centroids"]) == 2 and all(len(c) == info["features"]
+                                                   for c in info["centroids"])

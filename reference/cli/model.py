@@ -76,8 +76,38 @@ def describe(slots: tuple[int, ...]) -> dict:
         out["feature_means"] = [real(v, q) for v in p[d + 1:2 * d + 1]]
         out["feature_sds"] = [real(v, q) for v in p[2 * d + 1:3 * d + 1]]
     elif why is None:
+        out.update(_shape(h, p))
         out["payload"] = list(p)
     return out
+
+
+def _shape(h, p) -> dict:
+    """The counts a valid descriptor's payload holds (docs/models.md's layout table), and
+    kmeans's centroids in real units."""
+    d, q = h.features, h.q
+    if h.algo_id == 4:
+        k = p[0]
+        return {"clusters": k, "centroids": [[real(v, q) for v in p[1 + i * d:1 + (i + 1) * d]]
+                                             for i in range(k)]}
+    if h.algo_id == 5:
+        return {"neighbours": p[0], "stored_rows": p[1]}
+    if h.algo_id == 6:
+        c = p[0]
+        return {"classes": c, "labels": list(p[1:1 + c]),
+                "class_counts": list(p[1 + c:1 + 2 * c])}
+    if h.algo_id == 7:
+        return {"nodes": p[0], "leaves": sum(p[1 + 5 * i] == -1 for i in range(p[0]))}
+    if h.algo_id == 8:
+        sizes, at = [], 1
+        for _ in range(p[0]):
+            sizes.append(p[at])
+            at += 1 + 5 * p[at]
+        return {"trees": p[0], "nodes_per_tree": sizes}
+    if h.algo_id == 10:
+        return {"rounds": p[0], "depth": p[1]}
+    if h.algo_id == 11:
+        return {"states": p[0], "symbols": p[1]}
+    return {}
 
 
 def text_of(info: dict) -> str:
@@ -94,6 +124,16 @@ def text_of(info: dict) -> str:
             lines.append(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
     if info.get("standardized") and "weights" in info:
         lines.append("(the weights act on standardized features: (x - mean) / sd)")
+    for key in ("clusters", "neighbours", "stored_rows", "classes", "labels", "class_counts",
+                "nodes", "leaves", "trees", "nodes_per_tree", "rounds", "depth", "states",
+                "symbols"):
+        if key in info:
+            value = info[key]
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+            lines.append(f"{key}: {shown}")
+    for i, c in enumerate(info.get("centroids", [])):
+        lines.append(f"centroid {i}: {', '.join(c)}"
+                     + (" (standardized features)" if info.get("standardized") else ""))
     if "payload" in info:
         lines.append(f"payload (raw slots, docs/models.md has the layout): "
                      f"{', '.join(map(str, info['payload']))}")
