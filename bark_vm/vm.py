@@ -26,8 +26,8 @@ def _parser() -> argparse.ArgumentParser:
         "stdin/stdout.\nmaned-run starts one per `device::A { host = \"local\"; }` block; "
         "you rarely run it by hand.",
         epilog="example:\n  bark-vm --alias vm1 < session.frames > answers.frames\n\n"
-        "environment:\n  MANED_BARK_VM  the bark-vm maned-run starts (else a device's vm "
-        "field, else bark-vm on PATH)\n  OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, "
+        "environment:\n  MANED_BARK_VM  the bark-vm maned-run starts for a device without a vm "
+        "field (else python -m bark_vm.vm)\n  OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, "
         "MKL_NUM_THREADS  set to 1 by maned-run unless already set")
     p.add_argument("--version", action="version", version=version_text("bark-vm").rstrip())
     p.add_argument("--alias", default="bark-vm", help="the name the HELO reports")

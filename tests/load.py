@@ -51,7 +51,6 @@ class Client:
     latencies: dict[str, list[float]] = field(default_factory=lambda: {"sync": [], "async": []})
     wrong: list[str] = field(default_factory=list)
     busy: int = 0
-    reread: int = 0  # async results that answered a second read (must stay 0)
 
     def run(self, worker, user: str, password: str) -> None:
         dev = CdpDevice(f"load{self.index}", worker.host, worker.port, user, password, None)

@@ -102,6 +102,12 @@ SCRIPT = "{H0}\nin::a = 1;\ncalc::lambda_flow f(a) {\n    a a add r =\n} return 
      "a password: give --device-pass or set MANED_DEVICE_PASS [EPLAN]"),
     (["--device", "https://h:1"], "device 'device': https:// is not supported: CDP is "
      "plaintext HTTP on a trusted network [EPLAN]"),
+    (["--device", "http://u:hunter2@h:1"], "device 'device': a host with credentials in it "
+     "(user:pass@) is refused; give them as user and pass (--device-user, --device-pass) "
+     "[EPLAN]"),
+    (["--device", "http://"], "device 'device': the host is empty (give host = "
+     "\"HOST[:PORT]\") [EPLAN]"),
+    (["--device", "http://h:\u00b2"], "device 'device': bad port '\u00b2' in host [EPLAN]"),
 ])
 def test_bad_device_flags_are_refused_before_anything_runs(maned_run, monkeypatch, argv, line):
     monkeypatch.delenv("MANED_DEVICE_PASS", raising=False)
@@ -119,3 +125,9 @@ def test_a_pre_issued_token_from_the_environment(worker, maned_run, monkeypatch)
     code, out, err = maned_run("--device", f"127.0.0.1:{worker.port}", "--device-token",
                                "env:TOK_FLAG", source=SCRIPT)
     assert (code, out, err) == (0, "flow 'f' outputs:\nr : scalar = 2\n", "")
+
+
+def test_an_override_never_shows_its_secrets():
+    from maned import DeviceOverride
+    shown = repr(DeviceOverride("http://h", "u", "pass-in-repr", "token-in-repr"))
+    assert "pass-in-repr" not in shown and "token-in-repr" not in shown

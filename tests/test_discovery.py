@@ -16,6 +16,7 @@ from bark_vm.wire.constants import DISCOVERY_PROBE
 from maned.cli import run as run_cli
 
 from conftest import EXAMPLES, run_tool
+from workers import LONG_WINDOW_MS, probes
 
 PASSWORD = "disc-pass-5e2a"
 PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
@@ -30,10 +31,6 @@ def pair():
         yield (a, ports[0]), (b, ports[1])
 
 
-def probes(*ports: int) -> list[str]:
-    return [arg for p in ports for arg in ("--probe", f"127.0.0.1:{p}")] + ["--no-broadcast"]
-
-
 def ops_of(worker) -> str:
     import http.client
     conn = http.client.HTTPConnection(worker.host, worker.port, timeout=30)
@@ -43,7 +40,8 @@ def ops_of(worker) -> str:
 
 def test_two_workers_answer_unicast_probes(pair):
     (a, pa), (b, pb) = pair
-    code, out, err = run_tool(run_cli, ["devices", *probes(pa, pb)])
+    code, out, err = run_tool(run_cli, ["devices", *probes(pa, pb), "--timeout",
+                                        LONG_WINDOW_MS])
     assert (code, err) == (0, "")
     width = len(f"127.0.0.1:{a.port}")
     assert out.splitlines() == [
@@ -90,7 +88,7 @@ def test_a_hostile_responder_breaks_nothing(pair):
     liar = Liar(HOSTILE + [json.dumps(GOOD).encode()])
     try:
         code, out, err = run_tool(run_cli, ["devices", *probes(pa, liar.port), "--timeout",
-                                            "500"])
+                                            LONG_WINDOW_MS])
     finally:
         liar.sock.close()
     assert (code, err) == (0, "")
@@ -151,7 +149,8 @@ def test_a_found_worker_is_reached_at_its_advertised_port(pair, workdir, monkeyp
     script = workdir / "found.mnd"
     script.write_text(sweep_by_discovery())
     # vm2 advertises 4999, where nothing listens: its rounds fail, vm1's run
-    code, out, err = run_tool(run_cli, [str(script), *probes(pa, pb), "--trace",
+    code, out, err = run_tool(run_cli, [str(script), *probes(pa, pb), "--discover-timeout",
+                                        LONG_WINDOW_MS, "--trace",
                                         str(tmp_path / "t.jsonl")])
     assert code == 1 and "device 'vm2' (127.0.0.1:4999): connect_failed" in err
     assert '"target": "vm1"' in (tmp_path / "t.jsonl").read_text()
@@ -164,7 +163,8 @@ def test_discover_blocks_verify_when_every_alias_is_claimed(workdir, monkeypatch
     script.write_text(sweep_by_discovery())
     with worker_process("vm1", "test", PASSWORD, ("--discovery-port", str(ports[0]))), \
             worker_process("vm2", "test", PASSWORD, ("--discovery-port", str(ports[1]))):
-        code, out, err = run_tool(run_cli, [str(script), *probes(*ports), "--verify"])
+        code, out, err = run_tool(run_cli, [str(script), *probes(*ports), "--verify",
+                                            "--discover-timeout", LONG_WINDOW_MS])
     local = run_tool(run_cli, [str(EXAMPLES / "sweep.mnd")])[1]
     assert (code, err) == (0, "") and out == local + PASS
 
@@ -172,7 +172,7 @@ def test_discover_blocks_verify_when_every_alias_is_claimed(workdir, monkeypatch
 def test_an_alias_nobody_claims_fails_only_its_own_flows(pair, maned_run, monkeypatch):
     (a, pa), _ = pair
     monkeypatch.setenv("P_DISC", PASSWORD)
-    code, out, err = maned_run(*probes(pa), source=(
+    code, out, err = maned_run(*probes(pa), "--discover-timeout", LONG_WINDOW_MS, source=(
         "{H0}\nin::a = [[1,2],[3,4]];\n"
         'device::vm1 { discover = true; user = "test"; pass = env("P_DISC"); }\n'
         "device::ghost-7 { discover = true; }\n"
@@ -180,7 +180,7 @@ def test_an_alias_nobody_claims_fails_only_its_own_flows(pair, maned_run, monkey
         "calc::lambda_flow g(a) @device(ghost-7) {\n    a a mul r =\n} return r;\n"))
     assert code == 1 and out == "flow 'f' outputs:\nr : [2x2] = [2, 4, 6, 8]\n"
     assert err == ("error: flow 'g': device 'ghost-7' (discover): no worker answered discovery "
-                   f"as 'ghost-7' (probed 127.0.0.1:{pa} for 1000 ms) [ERUN]\n")
+                   f"as 'ghost-7' (probed 127.0.0.1:{pa} for {LONG_WINDOW_MS} ms) [ERUN]\n")
 
 
 def test_an_unresolvable_probe_target_stops_the_run_before_anything_runs(maned_run):
@@ -215,7 +215,8 @@ def test_discovery_runs_once_per_plan_for_every_discover_block(maned_run):
     binds 'liar'; 'ghost' fails alone."""
     liar = Liar([json.dumps({**GOOD, "port": free_port()}).encode()])
     try:
-        code, out, err = maned_run(*probes(liar.port), source=(
+        code, out, err = maned_run(*probes(liar.port), "--discover-timeout", LONG_WINDOW_MS,
+                                   source=(
             "{H0}\nin::a = 1;\ndevice::liar { discover = true; }\n"
             "device::ghost { discover = true; }\n"
             "calc::lambda_flow f(a) @device(liar) {\n    a a add r =\n} return r;\n"
@@ -228,3 +229,13 @@ def test_discovery_runs_once_per_plan_for_every_discover_block(maned_run):
     assert code == 1 and len(lines) == 3
     assert "flow 'g': device 'ghost' (discover): no worker answered discovery" in err
     assert all("connect_failed" in ln for ln in lines if "'ghost'" not in ln)
+
+
+def test_an_alias_too_long_for_a_reply_is_refused_at_start():
+    env = dict(os.environ, BARK_USER="u", BARK_PASS="p", BARK_ALIAS="a" * 100)
+    p = subprocess.run([sys.executable, "-m", "bark_vm.server", "serve", "--port", "0",
+                        "--discovery-port", "0"], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert (p.returncode, p.stderr) == (2, "bark-worker: refusing to start: BARK_ALIAS is 100 "
+                                           "characters; an alias has at most 64 bytes (it "
+                                           "travels in every discovery reply)\n")

@@ -231,9 +231,11 @@ def test_every_slot_taken_is_busy_naming_flow_and_device(gated, tmp_path):
     """Four async jobs held on the worker take every slot: the run's async job is answered
     BUSY at once, said in one line, and not retried."""
     w, gate = gated
-    held = [maned_run(tmp_path / str(i), HEAD + device(w.port) + FLOW, "--in",
-                      f"a={N}x{N}:{BIG}", background=True) for i in range(4)
-            if (tmp_path / str(i)).mkdir() is None]
+    held = []
+    for i in range(4):
+        (tmp_path / str(i)).mkdir()
+        held.append(maned_run(tmp_path / str(i), HEAD + device(w.port) + FLOW, "--in",
+                              f"a={N}x{N}:{BIG}", background=True))
     until(lambda: counters(w)["jobs_running"] == 4, "four held jobs in the worker's slots")
     code, out, err = maned_run(tmp_path, HEAD + device(w.port) + FLOW, "--in",
                                f"a={N}x{N}:{BIG}")

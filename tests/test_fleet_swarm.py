@@ -22,7 +22,7 @@ from workers import IMAGE, ROOT, Workers
 STACK = "maned-fleet-test"
 SERVICE = f"{STACK}_worker"
 NETWORK = f"{STACK}_fleet"
-SECRET = "bark_pass"
+SECRET = f"maned-fleet-test-pass-{uuid.uuid4().hex[:8]}"  # never a user's bark_pass
 PASSWORD = "swarm-pass-3e7b"
 
 
@@ -49,9 +49,8 @@ def swarm():
     if initialised:
         docker("swarm", "init", "--advertise-addr", "127.0.0.1")
     try:
-        docker("secret", "rm", SECRET, check=False)
         docker("secret", "create", SECRET, "-", stdin=PASSWORD)
-        env = dict(os.environ, MANED_WORKER_IMAGE=IMAGE, BARK_USER="fleet")
+        env = dict(os.environ, MANED_WORKER_IMAGE=IMAGE, BARK_USER="fleet", BARK_SECRET=SECRET)
         subprocess.run(["docker", "stack", "deploy", "--resolve-image", "never", "-c",
                         str(ROOT / "deploy" / "stack.yaml"), STACK], env=env, check=True,
                        capture_output=True, timeout=HANG_GUARD_S)
@@ -83,8 +82,9 @@ def coordinator(folder, *args: str) -> tuple[int, str, str]:
     """maned-run in a container of the worker image on the stack's network."""
     name = f"maned-coordinator-{uuid.uuid4().hex[:8]}"
     p = subprocess.run(["docker", "run", "--rm", "--name", name, "--network", NETWORK,
-                        "-e", f"P_POOL={PASSWORD}", "-v", f"{folder}:/work", "-w", "/work",
+                        "-e", "P_POOL", "-v", f"{folder}:/work", "-w", "/work",
                         "--entrypoint", "maned-run", IMAGE, *args],
+                       env=dict(os.environ, P_POOL=PASSWORD),  # by name: never on the argv
                        capture_output=True, text=True, timeout=HANG_GUARD_S)
     return p.returncode, p.stdout, p.stderr
 
@@ -94,7 +94,9 @@ def test_a_sweep_over_the_stack_grows_with_docker_service_scale(swarm, tmp_path,
     (workdir / "six.mnd").write_text(sweep(False))
     code, expected, _ = run_tool(run_cli, [str(workdir / "six.mnd")])
     assert code == 0
-    command = ["pool.mnd", "--probe", "tasks.worker", "--no-broadcast", "--verify"]
+    # a long window: the wait ends as soon as every replica has answered
+    command = ["pool.mnd", "--probe", "tasks.worker", "--no-broadcast", "--verify",
+               "--discover-timeout", "30000"]
     os.chmod(tmp_path, 0o777)
     three = coordinator(tmp_path, *command, "--trace", "three.jsonl")
     assert three == (0, expected + "verify: PASS (compared local interpreter vs routed "

@@ -7,6 +7,7 @@ answers (each run ends in its result or in coded lines naming flow and device). 
 runs under a deadline; counts and the long mode are tests/fuzzing.py's."""
 import json
 import random
+import re
 import socket
 
 import pytest
@@ -37,7 +38,10 @@ LAYER = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
 
 
 def fail(target: str, n: int, raw: bytes, e: BaseException):
-    pytest.fail(f"{target} case {n} raised {type(e).__name__}: {e}\n{raw.hex()}")
+    """The failing case, its bytes shown with the test worker's password masked."""
+    shown = re.sub(rb"(X-Maned-Token: )[0-9a-f]{32}", rb"\1***",
+                   raw.replace(PASSWORD.encode(), b"***"))
+    pytest.fail(f"{target} case {n} raised {type(e).__name__}: {e}\n{shown!r}")
 
 
 # --- the decoders ------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from bark_vm.container import free_port, worker_process
 from maned.cli import run as run_cli
 
 from conftest import EXAMPLES, run_tool
+from workers import LONG_WINDOW_MS
+from workers import probes as unicast
 
 PASSWORD = "pool-pass-8b1f"
 PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
@@ -41,7 +43,7 @@ def workers(stack: ExitStack, aliases) -> list[int]:
 
 
 def probes(ports) -> list[str]:
-    return [a for p in ports for a in ("--probe", f"127.0.0.1:{p}")] + ["--no-broadcast"]
+    return unicast(*ports) + ["--discover-timeout", LONG_WINDOW_MS]
 
 
 def configurations_by_target(trace) -> dict[int, set[str]]:
@@ -106,7 +108,9 @@ def test_a_pool_that_cannot_be_formed_is_refused_before_anything_runs(
     monkeypatch.setenv("P_POOL", PASSWORD)
     with ExitStack() as stack:
         ports = workers(stack, aliases) or [free_port(udp=True)]
-        code, out, err = maned_run(*probes(ports), "--discover-timeout", "300", source=(
+        # nobody is asked to answer in the first case: its short window is its outcome
+        window = "300" if not aliases else LONG_WINDOW_MS
+        code, out, err = maned_run(*unicast(*ports), "--discover-timeout", window, source=(
             "{H0}\nin::a = 1;\n" + POOL + "\n" + extra + "calc::lambda_flow f(a) "
             "@device(fleet) {\n    a a add r =\n} return r;\n"))
     assert (code, out) == (1, "") and err.startswith(line) and err.endswith("[EPLAN]\n")

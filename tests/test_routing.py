@@ -256,8 +256,12 @@ def test_progress_on_a_terminal_is_one_line_redrawn_per_definition(workdir):
     if pid == 0:  # the child: maned-run on the pty
         os.execv(sys.executable, [sys.executable, "-c", "from maned.cli.run import "
                                   "console_main; console_main()", "t.mnd", "--verify"])
-    chunks = []
-    while True:
+    import select
+    from gates import HANG_GUARD_S
+    chunks, give_up = [], time.monotonic() + HANG_GUARD_S  # the hang guard, never a pass
+    while time.monotonic() < give_up:
+        if not select.select([fd], [], [], 1)[0]:
+            continue
         try:
             data = os.read(fd, 4096)
         except OSError:
@@ -265,6 +269,8 @@ def test_progress_on_a_terminal_is_one_line_redrawn_per_definition(workdir):
         if not data:
             break
         chunks.append(data)
+    else:
+        os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)
     text = b"".join(chunks).decode()
     assert os.waitstatus_to_exitcode(status) == 0
@@ -419,3 +425,6 @@ def test_the_progress_view_counts_rounds_and_estimates_what_is_left():
     view(JobDone(5, "g", "local", None))
     view.close()
     assert err.getvalue().endswith(CLEAR + "g: done locally in 0:06\n")
+    view(Planned("h", 1))  # a pool member's alias comes from the network: one line, escaped
+    view(JobStarted("h", "ev\x1b[31mil\nprogress: forged"))
+    assert err.getvalue().endswith(CLEAR + "h: running on ev\\x1b[31mil\\nprogress: forged, 0:00")

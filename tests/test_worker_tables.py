@@ -120,6 +120,21 @@ def test_failures_under_other_names_never_unlock_the_user(victim_failures_first)
     assert re.fullmatch(r"[0-9a-f]{32}", a.login("u", "secret"))
 
 
+def test_the_user_locks_even_when_every_other_tracked_name_is_locked(monkeypatch):
+    """Once the table is full of locked other names, the user's own failures must still
+    count (its record is never the one that goes)."""
+    import bark_vm.server.auth as auth
+    monkeypatch.setattr(auth, "MAX_TRACKED_NAMES", 3)
+    a = Authenticator("u", "secret", lockout_s=60, clock=Clock())
+    for k in range(4):
+        for _ in range(3):
+            code_of(a.login, f"other{k}", "guess")
+    for _ in range(3):
+        code_of(a.login, "u", "guess")
+    assert a.is_locked("u") and len(a._failures) <= 3 + 1
+    assert code_of(a.login, "u", "secret") == ("AUTH_FAILED", "locked")
+
+
 def test_the_failure_table_stays_bounded():
     from bark_vm.server.auth import MAX_TRACKED_NAMES
     a = Authenticator("u", "secret", clock=Clock())

@@ -13,6 +13,14 @@ from bark_vm.container import docker_client, worker_container, worker_image, wor
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGE = "maned-bark-worker:test"
+# A discovery window for tests: without broadcast the wait ends as soon as every probed
+# worker has answered, so a long window costs nothing and no machine is too slow for it.
+LONG_WINDOW_MS = "30000"
+
+
+def probes(*ports: int) -> list[str]:
+    """Unicast probes to loopback workers, never a broadcast (the suite's rule)."""
+    return [arg for p in ports for arg in ("--probe", f"127.0.0.1:{p}")] + ["--no-broadcast"]
 
 
 class Workers:

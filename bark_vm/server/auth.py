@@ -63,18 +63,25 @@ class Authenticator:
     def _fail(self, username: str, now: float) -> None:
         """Count a failure. The table is bounded, but no name's failures can push out the
         worker's own user's record, nor a locked one: past the bound, the oldest record of
-        another name that is not locked goes, and when every one is locked the new name is
-        not tracked (it cannot log in anyway: only the worker's user can)."""
+        another name that is not locked goes; when every one is locked the new name is not
+        tracked, or, for the worker's user, the oldest locked other name goes (another name
+        cannot log in anyway: only the worker's user can)."""
         record = self._failures.pop(username, None) or _Failures()
         self._failures[username] = record  # most recent last
         record.count += 1
         if record.count >= LOCKOUT_FAILURES:
             record.locked_until = now + self._lockout_s
         if len(self._failures) > MAX_TRACKED_NAMES + 1:  # + 1: the user's own record
-            victim = next((k for k, r in self._failures.items()
-                           if k != username and not hmac.compare_digest(_bytes(k), self._user)
-                           and (r.locked_until is None or r.locked_until <= now)), username)
-            del self._failures[victim]
+            others = [(k, r) for k, r in self._failures.items()
+                      if not hmac.compare_digest(_bytes(k), self._user)]
+            unlocked = [k for k, r in others if k != username
+                        and (r.locked_until is None or r.locked_until <= now)]
+            if unlocked:
+                del self._failures[unlocked[0]]
+            elif not hmac.compare_digest(_bytes(username), self._user):
+                del self._failures[username]  # every other record is locked: not tracked
+            else:  # the user's own failure: a locked other name goes (it cannot log in)
+                del self._failures[others[0][0]]
 
     def is_locked(self, username: str) -> bool:
         record = self._failures.get(username)

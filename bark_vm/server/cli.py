@@ -21,7 +21,7 @@ import time
 
 from ..wire.constants import (
     DEFAULT_LOCKOUT_S, DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT,
-    DISCOVERY_PORT,
+    DISCOVERY_PORT, LOCKOUT_FAILURES,
 )
 from ..version import version_text
 from .auth import Authenticator
@@ -29,6 +29,8 @@ from .discovery import Responder
 from .endpoints import Endpoints, default_config
 
 DEFAULT_IO_TIMEOUT_S = 5.0
+ALIAS_MAX = 64  # bytes: an alias and the op list fit a discovery reply with room to spare
+PASS_FILE_MAX = 4096  # bytes of BARK_PASS_FILE read (a password, not a stream)
 EXAMPLES = """examples:
   BARK_ALIAS=bob BARK_USER=me BARK_PASS=secret bark-worker serve --port 4780
   BARK_USER=me BARK_PASS_FILE=/run/secrets/bark_pass bark-worker serve --host 0.0.0.0
@@ -67,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
                    "take it over is refused TOO_LARGE before it runs (default "
                    f"{DEFAULT_MAX_JOB_MEMORY >> 20})")
     s.add_argument("--lockout-seconds", type=float, default=DEFAULT_LOCKOUT_S, metavar="N",
-                   help=f"how long three failed logins lock a user name (default "
+                   help=f"how long {LOCKOUT_FAILURES} failed logins lock a user name (default "
                    f"{DEFAULT_LOCKOUT_S})")
     s.add_argument("--io-timeout", type=float, default=DEFAULT_IO_TIMEOUT_S,
                    metavar="SECONDS", help="a client that has not sent its whole request "
@@ -140,17 +142,22 @@ def _password(env) -> str:
     /run/secrets/NAME, DESIGN §11); OSError when that file cannot be read."""
     if env.get("BARK_PASS") or not env.get("BARK_PASS_FILE"):
         return env.get("BARK_PASS", "")
-    with open(env["BARK_PASS_FILE"], encoding="utf-8") as f:
-        return f.readline().rstrip("\r\n")
+    with open(env["BARK_PASS_FILE"], "rb") as f:
+        first = f.read(PASS_FILE_MAX).split(b"\n", 1)[0].rstrip(b"\r")
+    return first.decode("utf-8")
 
 
 def serve(args, env) -> int:
     user = env.get("BARK_USER", "")
     try:
         password = _password(env)
-    except (OSError, UnicodeDecodeError) as e:
+    except UnicodeDecodeError:  # its bytes are the password's: never quoted
         _say(f"bark-worker: refusing to start: BARK_PASS_FILE {env['BARK_PASS_FILE']!r} "
-             f"cannot be read ({getattr(e, 'strerror', None) or e})")
+             "does not hold UTF-8 text")
+        return 2
+    except OSError as e:
+        _say(f"bark-worker: refusing to start: BARK_PASS_FILE {env['BARK_PASS_FILE']!r} "
+             f"cannot be read ({e.strerror or e})")
         return 2
     missing = [name for name, v in (("BARK_USER", user), ("BARK_PASS", password)) if not v]
     if missing:
@@ -160,6 +167,10 @@ def serve(args, env) -> int:
              "names)")
         return 2
     alias = env.get("BARK_ALIAS") or "bark"
+    if len(alias.encode("utf-8", "replace")) > ALIAS_MAX:
+        _say(f"bark-worker: refusing to start: BARK_ALIAS is {len(alias)} characters; an "
+             f"alias has at most {ALIAS_MAX} bytes (it travels in every discovery reply)")
+        return 2
     config = default_config(alias, args.abi, args.max_payload, args.max_job_memory << 20)
     try:
         listener = socket.create_server((args.host, args.port), family=socket.AF_INET,

@@ -5,15 +5,15 @@ import json
 import socket
 import threading
 
-from ..wire.constants import (DISCOVERY_PROBE, DISCOVERY_REPLY_MAX, PROTO)
+from ..wire.constants import DISCOVERY_FIELDS, DISCOVERY_PROBE, DISCOVERY_REPLY_MAX, PROTO
 
 
 def reply(status: dict, ip: str, port: int) -> bytes:
     """The reply to a probe: the worker's identity, its connect port (`port`, the advertised
     one) and whether every job slot is taken (`busy`)."""
-    body = {"proto": PROTO, "alias": status["alias"], "kind": status["kind"], "ip": ip,
-            "port": port, "ops": status["ops"], "max_payload": status["max_payload"],
-            "busy": status["jobs_running"] >= status["jobs_capacity"]}
+    values = {**status, "proto": PROTO, "ip": ip, "port": port,
+              "busy": status["jobs_running"] >= status["jobs_capacity"]}
+    body = {k: values[k] for k in DISCOVERY_FIELDS}
     data = json.dumps(body, separators=(",", ":")).encode()
     if len(data) > DISCOVERY_REPLY_MAX:
         raise ValueError(f"a {len(data)}-byte discovery reply is over {DISCOVERY_REPLY_MAX}")
@@ -42,6 +42,8 @@ class Responder:
                 self.sock.sendto(reply(json.loads(self.status()), self.ip, self.port), peer)
             except OSError as e:  # an unreachable prober costs it its answer, nothing more
                 self.log(f"discovery reply to {peer[0]}:{peer[1]} failed: {e.strerror or e}")
+            except Exception as e:  # a reply that cannot be built: said, and probes go on
+                self.log(f"discovery reply not sent: {e}")
 
     def close(self) -> None:
         self.sock.close()

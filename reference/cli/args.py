@@ -1,11 +1,13 @@
 """maned-run's command line. Options may come before or after the script path (R27)."""
 from dataclasses import dataclass, field, replace
 
+from bark_vm.wire.constants import DISCOVERY_PORT
+
 from ..diagnostics import Diagnostic, MnError
 from ..dispatch.devices import DeviceOverride
-from ..targets.discovery import MAX_WINDOW_MS, Probing
+from ..targets.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
 
-USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
+USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
                  [--require-vm] [--trap-overflow] [--threads N] [--progress | --no-progress]
                  [--trace FILE [--trace-format jsonl|chrome]] [--json]
                  [--probe HOST[:PORT]]... [--no-broadcast] [--discover-timeout MS]
@@ -35,9 +37,9 @@ USAGE = """usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ver
   --json             print the run's report as one JSON document on stdout instead of
                      the blocks (docs/api.md has its schema); errors still go to stderr
   --probe HOST[:PORT]  where the discover = true blocks look for their workers, besides
-                     the broadcast (port 4781 unless given; repeatable)
+                     the broadcast (port {DISCOVERY_PORT} unless given; repeatable)
   --no-broadcast     probe only the --probe targets
-  --discover-timeout MS  how long discovery waits for replies (default 1000)
+  --discover-timeout MS  how long discovery waits for replies (default {DEFAULT_WINDOW_MS})
   --device http://HOST:PORT | local
                      run every flow and ML round on this worker (or on a Bark VM child),
                      whatever the script's @device says; ML init and epilogue stay local.
@@ -59,7 +61,8 @@ examples:
 
 environment:
   MANED_DEVICE_PASS  --device-user's password when --device-pass is absent
-  MANED_BARK_VM      the bark-vm a device with host = "local" starts (else bark-vm on PATH)
+  MANED_BARK_VM      the bark-vm a host = "local" device starts when it has no vm field
+                     (else this Python's bark_vm)
   MANED_MAX_SOURCE_BYTES, MANED_MAX_STEPS, MANED_MAX_ROUNDS  the script limits (E031)
   a device's env("NAME") fields are read when the plan runs, never printed
 """
@@ -191,7 +194,7 @@ def parse_args(argv: list[str]) -> RunOptions:
             credentials[DEVICE_FLAGS[name]] = value()
         elif name == "--threads":
             text = value()
-            if not text.isdigit() or int(text) < 1:
+            if not (text.isascii() and text.isdigit()) or int(text) < 1:
                 raise usage_error(f"--threads takes a whole number >= 1, not '{text}'")
             opts.threads = int(text)
         elif arg.startswith("-") and arg != "-":

@@ -9,25 +9,28 @@ from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import mask, run_line
-from ..targets.discovery import (DEFAULT_WINDOW_MS, DiscoverySocketError, ProbeError,
-                                 discover, parse_probe, resolve)
+from bark_vm.wire.constants import DISCOVERY_PORT, DISCOVERY_PROBE
+
+from ..targets.discovery import (BROADCAST, DEFAULT_WINDOW_MS, MAX_WINDOW_MS,
+                                 DiscoverySocketError, ProbeError, discover, parse_probe,
+                                 resolve)
 from .args import ArgReader, usage_error, window_ms
 from .version import version_text
 
-USAGE = """usage: maned-run devices [--probe HOST[:PORT]]... [--no-broadcast] [--timeout MS]
+USAGE = f"""usage: maned-run devices [--probe HOST[:PORT]]... [--no-broadcast] [--timeout MS]
 
-Sends the discovery probe (UDP, `MANED? v1`) to 255.255.255.255:4781 and to each --probe
+Sends the discovery probe (UDP, `{DISCOVERY_PROBE.decode()}`) to {BROADCAST}:{DISCOVERY_PORT} and to each --probe
 target, and lists every worker that answers within the window:
 ALIAS KIND ADDRESS BUSY OPS, or `no devices found` (exit 0 either way).
 
-  --probe HOST[:PORT]  also probe this host (port 4781 unless given); a name with several
+  --probe HOST[:PORT]  also probe this host (port {DISCOVERY_PORT} unless given); a name with several
                        addresses (tasks.worker on a swarm network) is probed at each.
                        Repeatable
   --no-broadcast       probe only the --probe targets
-  --timeout MS         how long to wait for replies (default 1000; 1 to 60000)
+  --timeout MS         how long to wait for replies (default {DEFAULT_WINDOW_MS}; 1 to {MAX_WINDOW_MS})
   --help               print this help
 
-example: maned-run devices --probe 127.0.0.1:4781 --no-broadcast
+example: maned-run devices --probe 127.0.0.1:{DISCOVERY_PORT} --no-broadcast
 """
 HEADER = ("ALIAS", "KIND", "ADDRESS", "BUSY", "OPS")
 

@@ -16,6 +16,7 @@ from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import run_line
 from ..io import mnm
 from ..io.files import read_bytes
+from ..io.quant import decode
 from ..ml import descriptor
 from .version import version_text
 
@@ -31,12 +32,17 @@ examples:
   maned-run examples/linear_regression.mnd > fit.txt && maned-model show fit.txt
   maned-model show model.mnm --json
 """
-GD = (1, 2, 3)  # linear, logistic, svm: weights, bias, then the feature statistics
+GD = tuple(descriptor.ALGO_IDS[a] for a in ("linear_regression", "logistic_regression", "svm"))
+MAX_SCALE = 18  # digits an int64 slot holds
+READ_MAX = 64 << 20  # bytes of FILE read: a descriptor, not a stream
 
 
 def slots_of(path: str) -> tuple[int, ...]:
     """The descriptor in FILE: a model file's slots, else the first printed list."""
-    raw = read_bytes(path, path)
+    raw = read_bytes(path, path, READ_MAX)
+    if len(raw) > READ_MAX:
+        raise MnError(Diagnostic("E029", f"{path}: over {READ_MAX} bytes, too large for a "
+                                 "descriptor", stage="run"))
     got = mnm.decode(raw)
     if not isinstance(got, str):
         return got
@@ -50,11 +56,9 @@ def slots_of(path: str) -> tuple[int, ...]:
 
 
 def real(v: int, q: int) -> str:
-    """A scale-q integer in real units, exactly (q decimals)."""
-    if q == 0:
-        return str(v)
-    sign, digits = ("-" if v < 0 else ""), str(abs(v)).rjust(q + 1, "0")
-    return f"{sign}{digits[:-q]}.{digits[-q:]}"
+    """A scale-q integer in real units, exactly (q decimals); as stored when q is outside
+    what an int64 descriptor can mean (a forged scale must not build a huge string)."""
+    return decode(v, q) if 0 <= q <= MAX_SCALE else str(v)
 
 
 def describe(slots: tuple[int, ...]) -> dict:
@@ -84,28 +88,28 @@ def describe(slots: tuple[int, ...]) -> dict:
 def _shape(h, p) -> dict:
     """The counts a valid descriptor's payload holds (docs/models.md's layout table), and
     kmeans's centroids in real units."""
-    d, q = h.features, h.q
-    if h.algo_id == 4:
+    d, q, algo = h.features, h.q, descriptor.ALGO_NAMES.get(h.algo_id)
+    if algo == "kmeans":
         k = p[0]
         return {"clusters": k, "centroids": [[real(v, q) for v in p[1 + i * d:1 + (i + 1) * d]]
                                              for i in range(k)]}
-    if h.algo_id == 5:
+    if algo == "knn":
         return {"neighbours": p[0], "stored_rows": p[1]}
-    if h.algo_id == 6:
+    if algo == "naive_bayes":
         c = p[0]
         return {"classes": c, "labels": list(p[1:1 + c]),
                 "class_counts": list(p[1 + c:1 + 2 * c])}
-    if h.algo_id == 7:
+    if algo == "decision_tree":
         return {"nodes": p[0], "leaves": sum(p[1 + 5 * i] == -1 for i in range(p[0]))}
-    if h.algo_id == 8:
+    if algo == "isolation_forest":
         sizes, at = [], 1
         for _ in range(p[0]):
             sizes.append(p[at])
             at += 1 + 5 * p[at]
         return {"trees": p[0], "nodes_per_tree": sizes}
-    if h.algo_id == 10:
+    if algo == "xgboost":
         return {"rounds": p[0], "depth": p[1]}
-    if h.algo_id == 11:
+    if algo == "hmm":
         return {"states": p[0], "symbols": p[1]}
     return {}
 

@@ -5,13 +5,13 @@ On a terminal, one status line, redrawn in place, names each definition at work:
 one job, `verify: re-running locally, 0:03` for --verify. When a definition (or the verify
 phase) ends, its last line stays: `fit: 98 rounds done in 0:04`. Off a terminal, with
 --progress, one plain line per finished job, with no times, so that logs compare. `note:`
-lines print either way."""
+lines print either way. Every line is masked: aliases may come from the network."""
 import os
 import threading
 import time
 
 from ..diagnostics.printer import mask
-from ..dispatch.trace import JobDone, JobStarted, Phase, Planned, definition_of
+from ..dispatch.trace import VERIFY, JobDone, JobStarted, Phase, Planned, definition_of
 from ..pipeline.report import Note
 from ..targets.target import LOCAL
 
@@ -46,7 +46,7 @@ class _Work:
 
     def line(self, now: float) -> str:
         took = now - self.began
-        if self.name == "verify":
+        if self.name == VERIFY:
             return f"verify: re-running locally, {clock(took)}"
         if self.jobs <= 1:
             state = f"running {self.where()}" if self.targets else "waiting"
@@ -58,7 +58,7 @@ class _Work:
 
     def final(self, now: float) -> str:
         took = clock(now - self.began)
-        if self.name == "verify":
+        if self.name == VERIFY:
             return f"verify: done in {took}"
         if self.failed:
             return f"{self.name}: failed {self.where()} after {took}"
@@ -84,7 +84,7 @@ class ProgressView:
     def __call__(self, event) -> None:
         with self._lock:
             if isinstance(event, Note):
-                self._say(mask(f"note: {event.text}"))
+                self._say(f"note: {event.text}")
             elif not self.shown:
                 return
             elif isinstance(event, Planned):
@@ -130,7 +130,7 @@ class ProgressView:
 
     def _say(self, line: str) -> None:
         """A line that stays (above the live line, which is redrawn after it)."""
-        self.err.write((CLEAR if self._drawn else "") + line + "\n")
+        self.err.write((CLEAR if self._drawn else "") + mask(line) + "\n")
         self._drawn = False
         self.err.flush()
 
@@ -143,7 +143,7 @@ class ProgressView:
             return
         now = self._clock()
         line = " | ".join(w.line(now) for w in self._work.values())
-        self.err.write(CLEAR + line[:self._width()])
+        self.err.write(CLEAR + mask(line)[:self._width()])
         self._drawn = True
         self.err.flush()
 

@@ -2,7 +2,7 @@
 `host = "local"` is a Bark VM child, anything else a network worker over CDP. Credentials
 written `env("NAME")` are read when the plan runs, never at parse time (D13, R22)."""
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bark_vm.wire.constants import DEFAULT_PORT
 
@@ -29,12 +29,9 @@ class Remote:
     host: str  # "" for a worker found by discovery (bound at its first use)
     port: int
     user: str | None
-    password: str | None
-    token: str | None
-
-    @property
-    def discover(self) -> bool:
-        return not self.host
+    password: str | None = field(repr=False)
+    token: str | None = field(repr=False)
+    discover: bool = False
 
 
 def device_specs(program: ast.Program) -> dict[str, DeviceSpec]:
@@ -70,21 +67,26 @@ def remote_of(spec: DeviceSpec, environ=None) -> Remote:
     """Host, port and credentials of a network worker, checked before any connection."""
     environ = os.environ if environ is None else environ
     if discovers(spec) or pools(spec):  # host and port come from replies (E032 refuses them)
-        return Remote("", 0, *_credentials(spec, environ))
+        return Remote("", 0, *_credentials(spec, environ), discover=True)
     host, port = _value(spec, "host", environ), _value(spec, "port", environ)
     if not isinstance(host, str) or not host:
         raise _plan_error(spec.alias, "has no host field (or discover = true)")
+    if "@" in host:  # never echoed: what precedes the @ may be a password
+        raise _plan_error(spec.alias, "a host with credentials in it (user:pass@) is refused; "
+                          "give them as user and pass (--device-user, --device-pass)")
     if host.startswith("https://"):
         raise _plan_error(spec.alias, "https:// is not supported: CDP is plaintext HTTP on a "
                           "trusted network")
     host = host.removeprefix("http://").rstrip("/")
     if ":" in host:
         host, _, text = host.rpartition(":")
-        if not text.isdigit():
-            raise _plan_error(spec.alias, f"bad port '{text}' in host")
+        if not (text.isascii() and text.isdigit()):
+            raise _plan_error(spec.alias, f"bad port '{text[:32]}' in host")
         port = port if port is not None else int(text)
+    if not host:
+        raise _plan_error(spec.alias, "the host is empty (give host = \"HOST[:PORT]\")")
     port = DEFAULT_PORT if port is None else port
-    if isinstance(port, str) and port.isdigit():
+    if isinstance(port, str) and port.isascii() and port.isdigit():
         port = int(port)
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
         raise _plan_error(spec.alias, f"bad port {port!r} (1..65535)")
@@ -134,7 +136,7 @@ def deadline_of(spec: DeviceSpec, environ=None) -> float:
     v = _value(spec, "timeout", os.environ if environ is None else environ)
     if v is None:
         return ANSWER_DEADLINE_S
-    if isinstance(v, str) and v.isdigit():
+    if isinstance(v, str) and v.isascii() and v.isdigit():
         v = int(v)
     if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_DEADLINE_S:
         raise _plan_error(spec.alias, f"bad timeout {v!r} (a whole number of seconds, 1 to "
@@ -148,8 +150,8 @@ class DeviceOverride:
     flow and Tier A round. `password` and `token` may be `env:NAME`."""
     url: str
     user: str | None = None
-    password: str | None = None
-    token: str | None = None
+    password: str | None = field(default=None, repr=False)
+    token: str | None = field(default=None, repr=False)
 
     def spec(self, environ=None) -> DeviceSpec:
         """The target as a device block named `device`; env:NAME read now (R22)."""

@@ -68,6 +68,10 @@ class Phase:
     ended: bool
 
 
+VERIFY = "verify"  # the phase of the --verify re-run
+COORDINATOR = "coordinator"  # the target of the work the coordinator does inline
+
+
 def definition_of(flow: str) -> str:
     """The definition a job belongs to: `fit` for the round `fit#c1#r7`."""
     return flow.split("#", 1)[0]
@@ -114,7 +118,7 @@ class Trace:
         fit) as a start and an end record, `"target": "coordinator"`; not a job (no
         JobRecord, no progress event)."""
         with self._lock:
-            self._emit({"event": "start", "flow": name, "target": "coordinator",
+            self._emit({"event": "start", "flow": name, "target": COORDINATOR,
                         "step": step, "time": self._now()})
         ok = False
         try:
@@ -122,7 +126,7 @@ class Trace:
             ok = True
         finally:
             with self._lock:
-                self._emit({"event": "end", "flow": name, "target": "coordinator",
+                self._emit({"event": "end", "flow": name, "target": COORDINATOR,
                             "step": step, "ok": ok, "time": self._now()})
 
     def _tell(self, event) -> None:

@@ -2,13 +2,15 @@
 import os
 
 from ..diagnostics import Diagnostic, MnError, Pos
-from ..lang.limits import check_source
+from ..lang.limits import SOURCE_BYTES, bound, check_source
 
 
-def read_bytes(path: str, shown: str) -> bytes:
+def read_bytes(path: str, shown: str, limit: int | None = None) -> bytes:
+    """The file's bytes; with `limit`, at most limit + 1 of them (a device or a pipe has no
+    size to ask first, and must not be read forever)."""
     try:
         with open(path, "rb") as f:
-            return f.read()
+            return f.read(-1 if limit is None else limit + 1)
     except OSError as e:
         raise MnError(Diagnostic("EIO", f"cannot read '{shown}': {e.strerror or e}")) from None
 
@@ -31,7 +33,9 @@ def read_script(path: str) -> str:
     except OSError:
         size = 0  # read_bytes words the failure
     check_source(size, f"the script {path} is")
-    text, bad = decode_utf8(read_bytes(path, path))
+    raw = read_bytes(path, path, bound(SOURCE_BYTES))
+    check_source(len(raw), f"the script {path} is")
+    text, bad = decode_utf8(raw)
     if text is None:
         raise MnError(Diagnostic("EPARSE", "the script is not UTF-8 text", bad))
     return text

@@ -12,7 +12,7 @@ from ..dispatch.fleet import Fleet
 from ..dispatch.plan import make_plan
 from ..dispatch.routing import resolve_routing, routed_aliases
 from ..dispatch.scheduler import Routing, Scheduler
-from ..dispatch.trace import Trace
+from ..dispatch.trace import VERIFY, Trace
 from ..dispatch.verify import compare
 from ..interp.evaluate import FlowFailure, evaluate
 from ..io.inputs import load_inputs
@@ -152,11 +152,11 @@ def _run(b: _Builder, text, folder, inputs, flow, verify, threads, require_vm, t
     if verify and not result.errors and not errors:
         routed = [n for n in plan.order if routing.flows.get(n) or routing.ml.get(n)]
         if routed:
-            b.trace.phase("verify", False)
+            b.trace.phase(VERIFY, False)
         local = Scheduler(program, plan, checked.graphs, checked.ml, loaded.values, Routing(),
                           threads=threads).run() if routed else None
         if routed:
-            b.trace.phase("verify", True)
+            b.trace.phase(VERIFY, True)
         b.verify = compare([n for n in plan.printed if n in routed] or routed, result, local)
         if b.verify.status == "MISMATCH":
             b.extra_codes.append("ERUN")

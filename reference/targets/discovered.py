@@ -2,7 +2,7 @@
 §3.8): a CDP device bound, at its first use, to the worker whose reply carries its alias.
 An alias nobody claims fails only the jobs sent to it, each with the same line."""
 from .cdp import CdpDevice
-from .discovery import Discovery, DiscoverySocketError
+from .discovery import Discovery, DiscoverySocketError, ProbeError
 from .target import DeviceFailure
 
 
@@ -28,7 +28,7 @@ class DiscoveredDevice(CdpDevice):
         if self._unbound is None:
             try:
                 claims = [f for f in self.discovery.found() if f.alias == self.alias]
-            except DiscoverySocketError as e:
+            except (DiscoverySocketError, ProbeError) as e:
                 self._unbound = DeviceFailure(f"{self.where}: {e}", kind="connect_failed")
             else:
                 if claims:

@@ -42,7 +42,7 @@ class Found:
 
 
 def parse_probe(text: str) -> tuple[str, int]:
-    """`HOST[:PORT]` (the port defaults to 4781); ProbeError when malformed."""
+    """`HOST[:PORT]` (the port defaults to DISCOVERY_PORT); ProbeError when malformed."""
     host, sep, port = text.rpartition(":") if ":" in text else (text, "", "")
     if not host or (sep and not (port.isascii() and port.isdigit()
                                  and 1 <= int(port) <= 65535)):
