@@ -53,14 +53,21 @@ def _run_op(node: Node, args: list[Tensor], ctx: OpContext, trap: bool) -> Tenso
         return raw
     if trap:
         i, v = next((i, v) for i, v in enumerate(raw.data) if not fits32(v))
-        raise FlowFailure(f"overflow trap: {describe(node)} element {i} is {v}")
+        raise FlowFailure(f"overflow trap: {trap_site(node)} element {i} is {v}")
     return Tensor(raw.shape, tuple(wrap32(v) for v in raw.data))
 
 
 def describe(node: Node) -> str:
-    """How a failure names an op node: `op 'NAME' (value vID -> 'OUTPUT')`."""
-    return f"op '{node.op}' (value v{node.id}{_named(node)})"
+    """How a failure names an op node, by the user's names: `op 'NAME' -> 'OUTPUT'`, or
+    `op 'NAME' at LINE:COL` for an intermediate value no name binds."""
+    if node.name:
+        return f"op '{node.op}' -> '{node.name}'"
+    if node.pos is not None:
+        return f"op '{node.op}' at {node.pos}"
+    return f"op '{node.op}'"
 
 
-def _named(node: Node) -> str:
-    return f" -> '{node.name}'" if node.name else ""
+def trap_site(node: Node) -> str:
+    """The overflow trap's fixed upstream form: `op 'NAME' (value vID -> 'OUTPUT')`."""
+    named = f" -> '{node.name}'" if node.name else ""
+    return f"op '{node.op}' (value v{node.id}{named})"
