@@ -84,3 +84,21 @@ def test_written_csv_reads_back(maned_run, workdir):
     code, out, err = maned_run("csv_io.mnd")
     assert code == 0, err
     assert (workdir / "scaled.csv").read_text() == "3.00,2.25\n-1.00,3.00\n20.00,0.13\n"
+
+
+def test_out_dir_takes_the_files_out_of_the_script_folder(maned_run, workdir, tmp_path):
+    elsewhere = tmp_path / "results"
+    elsewhere.mkdir()
+    code, out, err = maned_run("csv_io.mnd", "--out-dir", str(elsewhere))
+    assert code == 0, err
+    assert f"out::scaled -> {elsewhere / 'scaled.csv'}" in out.splitlines()
+    assert (elsewhere / "scaled.csv").read_text() == "3.00,2.25\n-1.00,3.00\n20.00,0.13\n"
+    assert not (workdir / "scaled.csv").exists()
+
+
+def test_out_dir_that_is_no_folder_is_refused_before_the_run(maned_run, workdir, tmp_path):
+    code, out, err = maned_run("csv_io.mnd", "--out-dir", str(tmp_path / "missing"))
+    assert (code, out) == (2, "")
+    assert err == (f"error: --out-dir {tmp_path / 'missing'}: no such folder (give an existing "
+                   "folder for the out:: files) [EUSAGE]\n")
+    assert not (workdir / "scaled.csv").exists()

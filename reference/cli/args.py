@@ -9,7 +9,7 @@ from ..targets.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
 
 USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
                  [--require-vm] [--trap-overflow] [--threads N] [--progress | --no-progress]
-                 [--trace FILE [--trace-format jsonl|chrome]] [--json]
+                 [--trace FILE [--trace-format jsonl|chrome]] [--json] [--out-dir DIR]
                  [--probe HOST[:PORT]]... [--no-broadcast] [--discover-timeout MS]
                  [--device http://HOST:PORT | --device local] [--device-user USER]
                  [--device-pass PASS|env:NAME] [--device-token TOKEN|env:NAME]
@@ -36,6 +36,8 @@ USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ve
                      (ui.perfetto.dev) and chrome://tracing open
   --json             print the run's report as one JSON document on stdout instead of
                      the blocks (docs/api.md has its schema); errors still go to stderr
+  --out-dir DIR      write the out:: files with relative paths into DIR (an existing
+                     folder) instead of the script's folder
   --probe HOST[:PORT]  where the discover = true blocks look for their workers, besides
                      the broadcast (port {DISCOVERY_PORT} unless given; repeatable)
   --no-broadcast     probe only the --probe targets
@@ -56,6 +58,7 @@ USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ve
 examples:
   maned-run examples/sweep.mnd --verify
   maned-run examples/layer.mnd --in x=2x2:1,2,3,4 --json
+  maned-run examples/csv_io.mnd --out-dir /tmp
   maned-run fit.mnd --device http://10.0.0.21:4780 --device-user me --device-pass env:PASS
   maned-run devices --probe 10.0.0.21 --no-broadcast
 
@@ -88,6 +91,7 @@ class RunOptions(ToolOptions):
     trace: str | None = None
     trace_format: str = "jsonl"
     json: bool = False
+    out_dir: str | None = None
     probing: Probing = field(default_factory=Probing)
     device: DeviceOverride | None = None
 
@@ -184,6 +188,8 @@ def parse_args(argv: list[str]) -> RunOptions:
                 raise usage_error(f"--trace-format {opts.trace_format}: choose jsonl or chrome")
         elif name == "--json":
             opts.json = True
+        elif name == "--out-dir":
+            opts.out_dir = value()
         elif name == "--probe":
             opts.probing = replace(opts.probing, probes=opts.probing.probes + (value(),))
         elif name == "--no-broadcast":

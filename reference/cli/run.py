@@ -55,7 +55,7 @@ def _main(argv: list[str], out, err) -> int:
         report = run(opts.script, inputs=opts.inputs, flow=opts.flow, verify=opts.verify,
                      threads=opts.threads, require_vm=opts.require_vm,
                      trap_overflow=opts.trap_overflow, trace=trace, progress=view,
-                     probing=opts.probing, device=opts.device)
+                     probing=opts.probing, device=opts.device, out_dir=opts.out_dir)
     finally:
         view.close()
         closed = trace.close() if trace else None

@@ -1,6 +1,7 @@
 """`out::NAME = csv("path")` / `model("path")`: write each declared output after the run
 (R45); all writes are attempted, failures reported together."""
 import os
+from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic
 from ..lang import ast
@@ -24,9 +25,27 @@ def find_value(name: str, program: ast.Program, outputs: dict[str, dict[str, Ten
     return f"'{name}' was not produced"
 
 
+@dataclass(frozen=True)
+class Writes:
+    """Where out:: files go: relative paths into out_dir (`--out-dir`) when given, else into
+    the script's folder, where in:: paths resolve too (so a script that writes a model and
+    one that reads it agree from any working folder)."""
+
+    script_dir: str
+    out_dir: str | None = None
+
+    def place(self, path: str) -> tuple[str, str]:
+        """The file's real path, and the path its `out::NAME -> PATH` line shows: as written
+        in the script (R45), or joined to --out-dir when one is given."""
+        if self.out_dir is None:
+            return os.path.join(self.script_dir, path), path
+        joined = os.path.join(self.out_dir, path)
+        return joined, joined
+
+
 def write_outputs(program: ast.Program, outputs, inputs, quantres: int,
-                  script_dir: str) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
-    """Returns the (name, path as written) of each file written, and the errors."""
+                  writes: Writes) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
+    """Returns the (name, path shown) of each file written, and the errors."""
     lines, errors = [], []
     for decl in program.of(ast.OutputDecl):
         value = find_value(decl.name, program, outputs, inputs)
@@ -46,12 +65,13 @@ def write_outputs(program: ast.Program, outputs, inputs, quantres: int,
             continue
         else:
             data = format_csv(value, quantres).encode("utf-8")
+        real, shown = writes.place(decl.path)
         try:
-            with open(os.path.join(script_dir, decl.path), "wb") as f:
+            with open(real, "wb") as f:
                 f.write(data)
         except OSError as e:
-            errors.append(Diagnostic("EIO", f"out::{decl.name}: cannot write '{decl.path}': "
+            errors.append(Diagnostic("EIO", f"out::{decl.name}: cannot write '{shown}': "
                                      f"{e.strerror or e}"))
             continue
-        lines.append((decl.name, decl.path))
+        lines.append((decl.name, shown))
     return lines, errors

@@ -16,7 +16,7 @@ from ..dispatch.trace import VERIFY, Trace
 from ..dispatch.verify import compare
 from ..interp.evaluate import FlowFailure, evaluate
 from ..io.inputs import load_inputs
-from ..io.outputs import write_outputs
+from ..io.outputs import Writes, write_outputs
 from ..lang import ast
 from ..lang.names import suggest
 from ..lowering.compiled import Compiler
@@ -66,7 +66,8 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         verify: bool = False, threads: int = 1, require_vm: bool = False,
         trap_overflow: bool = False, trace=None, progress=None,
         devices: dict | None = None, probing: Probing | None = None,
-        device: DeviceOverride | None = None) -> Report:
+        device: DeviceOverride | None = None,
+        out_dir: str | os.PathLike | None = None) -> Report:
     """Run a script and report what it did (see docs/api.md).
 
     script: a .mnd path; or `source` text with `base_dir` (default: the working folder) for
@@ -82,7 +83,9 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
     target: with require_vm, alias "vm" takes every routable flow). probing: how the
     `discover = true` blocks look for their workers (`--probe`, `--no-broadcast`,
     `--discover-timeout`; default: broadcast, 1000 ms). device: `--device` (a
-    `maned.DeviceOverride`), the one target of every flow and Tier A round."""
+    `maned.DeviceOverride`), the one target of every flow and Tier A round. out_dir:
+    `--out-dir`, the existing folder the relative out:: paths are written into (default:
+    the script's folder, or base_dir)."""
     if (script is None) == (source is None):
         raise TypeError("run() takes a script path or source=, not both or neither")
     if not isinstance(probing, (Probing, type(None))) or not isinstance(
@@ -94,14 +97,26 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
             text, folder = script_source(script)
         else:
             text, folder = source, os.path.abspath(os.fspath(base_dir or os.getcwd()))
-        _run(b, text, folder, inputs, flow, verify, threads, require_vm, trap_overflow,
+        writes = Writes(folder, _out_dir(out_dir))
+        _run(b, text, folder, writes, inputs, flow, verify, threads, require_vm, trap_overflow,
              trace, progress, devices, Discovery(probing or Probing()), device)
     except MnError as e:
         b.error(*e.diagnostics)
     return b.report()
 
 
-def _run(b: _Builder, text, folder, inputs, flow, verify, threads, require_vm, trap,
+def _out_dir(out_dir) -> str | None:
+    """`--out-dir`, checked before any work: an existing folder."""
+    if out_dir is None:
+        return None
+    path = os.fspath(out_dir)
+    if not os.path.isdir(path):
+        raise MnError(Diagnostic("EUSAGE", f"--out-dir {path}: no such folder (give an "
+                                 "existing folder for the out:: files)"))
+    return path
+
+
+def _run(b: _Builder, text, folder, writes, inputs, flow, verify, threads, require_vm, trap,
          sink, progress, devices, discovery, device) -> None:
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
         raise MnError(Diagnostic("EUSAGE", f"--threads takes a whole number of 1 or more, not "
@@ -146,7 +161,7 @@ def _run(b: _Builder, text, folder, inputs, flow, verify, threads, require_vm, t
     b.flows = [FlowOutputs(name, tuple(Value.of(k, v) for k, v in result.outputs[name].items()))
                for name in plan.printed if name in result.outputs]
     written, errors = write_outputs(program, result.outputs, loaded.values,
-                                    program.quant.quantres, folder)
+                                    program.quant.quantres, writes)
     b.files = [OutFile(name, path) for name, path in written]
     b.error(*errors)
     if verify and not result.errors and not errors:
