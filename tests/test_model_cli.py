@@ -6,7 +6,7 @@ import pytest
 
 from maned.cli import model as model_cli
 
-from conftest import run_tool
+from conftest import ROOT, run_tool
 
 FIT = ("{H2}\nin::X = [[100,200],[200,100],[300,500],[400,200],[500,800],[600,300],[0,100],"
        "[200,700]];\nin::y = [[300],[600],[400],[900],[500],[1200],[200],[0]];\n"
@@ -70,3 +70,95 @@ def test_every_algorithms_descriptor_shows_its_counts(maned_run, workdir, exampl
     if example == "kmeans":
         assert len(info["centroids"]) == 2 and all(len(c) == info["features"]
                                                    for c in info["centroids"])
+
+
+def _fit(maned_run, workdir, example):
+    """An example's fit: the `maned-model show` data and text of its printed descriptor,
+    and its payload slots as maned-run printed them (read here, apart from the tool)."""
+    code, out, err = maned_run(f"{example}.mnd")
+    assert code == 0, err
+    (workdir / "printed.txt").write_text(out)
+    line = next(ln for ln in out.splitlines() if "= [1296974925, " in ln)
+    slots = [int(v) for v in line.split("= [")[1].rstrip("]").split(", ")]
+    info = json.loads(run_tool(model_cli, ["show", "printed.txt", "--json"])[1])
+    text = run_tool(model_cli, ["show", "printed.txt"])[1].splitlines()
+    return info, text, slots[8:]
+
+
+def hundredths(v: int) -> str:
+    """A scale-2 value as the examples' quantres 2 shows it (and π, A, B's scale 100)."""
+    return f"{'-' if v < 0 else ''}{abs(v) // 100}.{abs(v) % 100:02d}"
+
+
+def test_naive_bayes_shows_each_class_in_real_units(maned_run, workdir):
+    info, text, p = _fit(maned_run, workdir, "naive_bayes")
+    c, d = p[0], info["features"]
+    means, variances = p[1 + 2 * c:1 + 2 * c + c * d], p[1 + 2 * c + c * d:]
+    for i, row in enumerate(info["class_table"]):
+        assert (row["label"], row["count"]) == (p[1 + i], p[1 + c + i])
+        assert row["means"] == [hundredths(v) for v in means[i * d:(i + 1) * d]]
+        # variances are squares of scale-2 values: scale 4, ten-thousandths
+        assert row["variances"] == [f"{v // 10**4}.{v % 10**4:04d}"
+                                    for v in variances[i * d:(i + 1) * d]]
+        assert (f"class {row['label']}: {row['count']} rows, means {', '.join(row['means'])}, "
+                f"variances {', '.join(row['variances'])}") in text
+
+
+def test_a_decision_tree_shows_its_splits_in_real_units(maned_run, workdir):
+    info, text, p = _fit(maned_run, workdir, "decision_tree")
+    for i in range(p[0]):
+        feat, thr, left, right, label = p[1 + 5 * i:6 + 5 * i]
+        expected = (f"node {i}: label {label}" if feat == -1 else
+                    f"node {i}: x[{feat}] <= {hundredths(thr)} ? node {left} : node {right}")
+        assert expected in text
+    assert sum("label" in n for n in info["tree"]) == info["leaves"]
+
+
+def test_xgboost_shows_each_rounds_splits_and_leaves(maned_run, workdir):
+    info, text, p = _fit(maned_run, workdir, "xgboost")
+    rounds, depth = p[0], p[1]
+    m = 2 ** depth - 1
+    assert len(info["boosting"]) == rounds
+    for r, got in enumerate(info["boosting"]):
+        at = 2 + r * (3 * m + 1)
+        assert got["leaves"] == [hundredths(v) for v in p[at + 2 * m:at + 3 * m + 1]]
+        splits = [(p[at + 2 * j], p[at + 2 * j + 1]) for j in range(m)]
+        assert [s["feature"] for s in got["splits"]] == [f for f, _ in splits]
+        shown = ", ".join("left" if f == -1 else f"x[{f}] <= {hundredths(t)}" for f, t in splits)
+        assert f"round {r + 1}: splits {shown}; leaves {', '.join(got['leaves'])}" in text
+
+
+def test_hmm_shows_its_probabilities(maned_run, workdir):
+    info, text, p = _fit(maned_run, workdir, "hmm")
+    k, v = p[0], p[1]
+    assert info["start"] == [hundredths(x) for x in p[2:2 + k]]
+    assert info["transitions"] == [[hundredths(x) for x in p[2 + k + i * k:2 + k + (i + 1) * k]]
+                                   for i in range(k)]
+    b = p[2 + k + k * k:]
+    assert info["emissions"] == [[hundredths(x) for x in b[i * v:(i + 1) * v]]
+                                 for i in range(k)]
+    assert f"start: {', '.join(info['start'])}" in text
+    assert f"emissions of {k - 1}: {', '.join(info['emissions'][-1])}" in text
+
+
+def test_the_std_block_and_knn_rows_read_in_real_units(maned_run, workdir):
+    info, text, p = _fit(maned_run, workdir, "kmeans")
+    d = info["features"]
+    assert info["standardized"]
+    assert info["feature_means"] == [hundredths(x) for x in p[-2 * d:-d]]
+    assert info["feature_sds"] == [hundredths(x) for x in p[-d:]]
+    info, text, p = _fit(maned_run, workdir, "knn")
+    n = info["stored_rows"]
+    assert info["rows"] == [[hundredths(x) for x in p[2 + i * d:2 + (i + 1) * d]]
+                            for i in range(n)]
+    assert info["labels"] == p[2 + n * d:2 + n * d + n]
+
+
+def test_the_models_doc_shows_what_the_tool_prints(maned_run, workdir):
+    """docs/models.md's `maned-model show` session, run as written."""
+    doc = (ROOT / "docs" / "models.md").read_text()
+    command = "$ maned-run examples/linear_regression.mnd > fit.txt && maned-model show fit.txt\n"
+    shown = doc.split(command, 1)[1].split("```", 1)[0]
+    code, out, err = maned_run("linear_regression.mnd")
+    (workdir / "fit.txt").write_text(out)
+    assert run_tool(model_cli, ["show", "fit.txt"]) == (0, shown, "")

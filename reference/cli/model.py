@@ -16,8 +16,8 @@ from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import run_line
 from ..io import mnm
 from ..io.files import read_bytes
-from ..io.quant import decode
 from ..ml import descriptor
+from .model_view import fitted
 from .version import version_text
 
 USAGE = """usage: maned-model show FILE [--json]
@@ -32,8 +32,6 @@ examples:
   maned-run examples/linear_regression.mnd > fit.txt && maned-model show fit.txt
   maned-model show model.mnm --json
 """
-GD = tuple(descriptor.ALGO_IDS[a] for a in ("linear_regression", "logistic_regression", "svm"))
-MAX_SCALE = 18  # digits an int64 slot holds
 READ_MAX = 64 << 20  # bytes of FILE read: a descriptor, not a stream
 
 
@@ -55,93 +53,32 @@ def slots_of(path: str) -> tuple[int, ...]:
     return tuple(int(v) for v in m.group(1).split(","))
 
 
-def real(v: int, q: int) -> str:
-    """A scale-q integer in real units, exactly (q decimals); as stored when q is outside
-    what an int64 descriptor can mean (a forged scale must not build a huge string)."""
-    return decode(v, q) if 0 <= q <= MAX_SCALE else str(v)
+HEADER_KEYS = ("algorithm", "quantres", "features", "outputs", "intercept", "standardized",
+               "payload_length")
 
 
-def describe(slots: tuple[int, ...]) -> dict:
-    """What a person reads in a descriptor, as plain data (the text and --json forms)."""
+def describe(slots: tuple[int, ...]) -> tuple[dict, list[str]]:
+    """What a person reads in a descriptor: the --json data and the text form's lines."""
     why = descriptor.validate(slots)
-    out: dict = {"valid": why is None, "problem": why, "slots": len(slots)}
+    info: dict = {"valid": why is None, "problem": why, "slots": len(slots)}
+    lines = [f"valid: {'yes' if why is None else 'no, ' + why}"]
     if len(slots) < descriptor.HEADER_SLOTS:
-        return out
+        return info, lines
     h = descriptor.header(slots)
     p = descriptor.payload(slots)
-    out.update(algorithm=descriptor.ALGO_NAMES.get(h.algo_id, f"unknown id {h.algo_id}"),
-               quantres=h.q, features=h.features, outputs=h.outputs,
-               intercept=bool(h.flags & descriptor.FLAG_INTERCEPT),
-               standardized=h.standardized, payload_length=h.length)
-    if why is None and h.algo_id in GD:
-        d, q = h.features, h.q
-        out["weights"] = [real(w, q) for w in p[:d]]
-        out["bias"] = real(p[d], q)
-        out["feature_means"] = [real(v, q) for v in p[d + 1:2 * d + 1]]
-        out["feature_sds"] = [real(v, q) for v in p[2 * d + 1:3 * d + 1]]
-    elif why is None:
-        out.update(_shape(h, p))
-        out["payload"] = list(p)
-    return out
-
-
-def _shape(h, p) -> dict:
-    """The counts a valid descriptor's payload holds (docs/models.md's layout table), and
-    kmeans's centroids in real units."""
-    d, q, algo = h.features, h.q, descriptor.ALGO_NAMES.get(h.algo_id)
-    if algo == "kmeans":
-        k = p[0]
-        return {"clusters": k, "centroids": [[real(v, q) for v in p[1 + i * d:1 + (i + 1) * d]]
-                                             for i in range(k)]}
-    if algo == "knn":
-        return {"neighbours": p[0], "stored_rows": p[1]}
-    if algo == "naive_bayes":
-        c = p[0]
-        return {"classes": c, "labels": list(p[1:1 + c]),
-                "class_counts": list(p[1 + c:1 + 2 * c])}
-    if algo == "decision_tree":
-        return {"nodes": p[0], "leaves": sum(p[1 + 5 * i] == -1 for i in range(p[0]))}
-    if algo == "isolation_forest":
-        sizes, at = [], 1
-        for _ in range(p[0]):
-            sizes.append(p[at])
-            at += 1 + 5 * p[at]
-        return {"trees": p[0], "nodes_per_tree": sizes}
-    if algo == "xgboost":
-        return {"rounds": p[0], "depth": p[1]}
-    if algo == "hmm":
-        return {"states": p[0], "symbols": p[1]}
-    return {}
-
-
-def text_of(info: dict) -> str:
-    lines = [f"valid: {'yes' if info['valid'] else 'no, ' + info['problem']}"]
-    for key in ("algorithm", "quantres", "features", "outputs", "intercept", "standardized",
-                "payload_length"):
-        if key in info:
-            value = info[key]
-            shown = ("yes" if value else "no") if isinstance(value, bool) else value
-            lines.append(f"{key}: {shown}")
-    for key in ("weights", "bias", "feature_means", "feature_sds"):
-        if key in info:
-            value = info[key]
-            lines.append(f"{key}: {', '.join(value) if isinstance(value, list) else value}")
-    if info.get("standardized") and "weights" in info:
-        lines.append("(the weights act on standardized features: (x - mean) / sd)")
-    for key in ("clusters", "neighbours", "stored_rows", "classes", "labels", "class_counts",
-                "nodes", "leaves", "trees", "nodes_per_tree", "rounds", "depth", "states",
-                "symbols"):
-        if key in info:
-            value = info[key]
-            shown = ", ".join(map(str, value)) if isinstance(value, list) else value
-            lines.append(f"{key}: {shown}")
-    for i, c in enumerate(info.get("centroids", [])):
-        lines.append(f"centroid {i}: {', '.join(c)}"
-                     + (" (standardized features)" if info.get("standardized") else ""))
-    if "payload" in info:
-        lines.append(f"payload (raw slots, docs/models.md has the layout): "
-                     f"{', '.join(map(str, info['payload']))}")
-    return "\n".join(lines) + "\n"
+    info.update(algorithm=descriptor.ALGO_NAMES.get(h.algo_id, f"unknown id {h.algo_id}"),
+                quantres=h.q, features=h.features, outputs=h.outputs,
+                intercept=bool(h.flags & descriptor.FLAG_INTERCEPT),
+                standardized=h.standardized, payload_length=h.length)
+    for key in HEADER_KEYS:
+        value = info[key]
+        lines.append(f"{key}: {('yes' if value else 'no') if isinstance(value, bool) else value}")
+    if why is None:
+        view = fitted(h, p)
+        info.update(view.data)
+        info["payload"] = list(p)
+        lines += view.lines
+    return info, lines
 
 
 def main(argv: list[str] | None = None, out=None, err=None) -> int:
@@ -159,11 +96,11 @@ def main(argv: list[str] | None = None, out=None, err=None) -> int:
                                       "maned-model show FILE [--json]; see --help)")) + "\n")
         return 2
     try:
-        info = describe(slots_of(args[1]))
+        info, lines = describe(slots_of(args[1]))
     except MnError as e:
         err.write(run_line(e.diagnostics[0]) + "\n")
         return 2
-    out.write(json.dumps(info) + "\n" if "--json" in argv else text_of(info))
+    out.write(json.dumps(info) + "\n" if "--json" in argv else "\n".join(lines) + "\n")
     return 0 if info["valid"] else 1
 
 
