@@ -2,6 +2,7 @@
 import json
 import shutil
 import subprocess
+import tracemalloc
 
 import pytest
 
@@ -285,6 +286,22 @@ def test_round_flows_over_the_limit_are_refused_before_the_first_round(maned_run
     assert report["diagnostics"][0]["message"] == (
         "ml definition 'fit' expands to 3 round flows, over the limit of 2; set "
         "MANED_MAX_ROUNDS to allow more")
+
+
+def test_the_round_limit_is_asked_before_the_rounds_are_listed(tmp_path):
+    """10,000,000 one-step rounds: refused from their count; listing them first took about
+    1 GB (the peak Python allocation is counted, not the time)."""
+    script = fit_script(tmp_path, "iters: 10000000, lr: 5, budget: 15")
+    tracemalloc.start()
+    try:
+        code, out, err = run_tool(run_cli, [script])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (code, out) == (1, "")
+    assert err == ("ml error [6:1] ml definition 'fit' expands to 10,000,000 round flows, over "
+                   "the limit of 100,000; set MANED_MAX_ROUNDS to allow more [E031]\n")
+    assert peak < 64 << 20
 
 
 @pytest.mark.parametrize("value", ["x", "0", "-3", "1e6"])

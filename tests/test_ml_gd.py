@@ -50,6 +50,15 @@ def test_chunking_never_changes_a_number(per_round):
     assert train_local(MODULES["linear_regression"], LR_X, LR_Y, c, 2, per_round) == base
 
 
+@given(steps=st.integers(0, 500), k=st.integers(1, 50))
+def test_round_spans_tile_the_steps_and_round_count_counts_them(steps, k):
+    from maned.ml.chunking import round_count, round_spans
+    spans = round_spans(steps, k)
+    assert len(spans) == round_count(steps, k)
+    assert [f for f, _ in spans] == list(range(0, steps, k))
+    assert sum(c for _, c in spans) == steps and all(1 <= c <= k for _, c in spans)
+
+
 def test_budget_sizes_rounds_by_the_r13_formula():
     """per = v(2) − v(1), fixed = v(1) − per, k = ⌊(budget − fixed)/per⌋."""
     gd = MODULES["linear_regression"]

@@ -40,9 +40,14 @@ def encode_status(s: Status) -> bytes:
     return json.dumps(body, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
+def is_uint(v) -> bool:
+    """A JSON non-negative integer (a bool is not one)."""
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
 def _uint(obj: dict, key: str) -> int:
     v = obj.get(key)
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+    if not is_uint(v):
         raise ValueError(f"status field '{key}' is missing or not a non-negative integer")
     return v
 

@@ -5,7 +5,7 @@ from ..diagnostics import Diagnostic
 from ..lang import ast, limits
 from ..ml.algorithms import is_tier_a, module_for
 from ..ml.base import MlRefusal
-from ..ml.chunking import round_spans, steps_per_round, sync_steps
+from ..ml.chunking import round_count, round_spans, steps_per_round, sync_steps
 from ..ml.round_graphs import RoundGraphs, round_name
 from ..ml.train import bind_returns, fit_tier_b
 from ..targets.target import LOCAL
@@ -48,15 +48,17 @@ class MlRun:
                 with self.trace.coordinator("init", f"{self.d.name}#c{i}#init"):
                     self.starts.append(self.module.init(x, y, c, self.q))
             self.graphs = RoundGraphs(self.module, self.d.name, self.q)
-            self.spans = [round_spans(s.steps, self._steps(i, s, c))
-                          for i, (s, c) in enumerate(zip(self.starts, self.configs))]
+            per_round = [self._steps(i, s, c)
+                         for i, (s, c) in enumerate(zip(self.starts, self.configs))]
         except MlRefusal as r:
             return self.finish(None, self._refused(r.reason))
+        rounds = sum(round_count(s.steps, k) for s, k in zip(self.starts, per_round))
         refusal = limits.over(limits.ROUNDS, f"ml definition '{self.d.name}' expands to",
-                              sum(len(spans) for spans in self.spans), self.d.pos, "ml")
-        if refusal:  # before its first round runs
+                              rounds, self.d.pos, "ml")
+        if refusal:  # before its first round runs, and before its rounds are listed
             return self.finish(None, refusal)
-        self.trace.planned(self.d.name, sum(len(spans) for spans in self.spans))
+        self.spans = [round_spans(s.steps, k) for s, k in zip(self.starts, per_round)]
+        self.trace.planned(self.d.name, rounds)
         self.states = [dict(s.state) for s in self.starts]
         self.extras: list[list] = [[] for _ in self.configs]
         self.left = len(self.configs)

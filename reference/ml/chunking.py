@@ -67,6 +67,11 @@ def sync_steps(build, k: int, size, limit: int) -> int:
     return guess
 
 
+def round_count(steps: int, k: int) -> int:
+    """How many rounds round_spans(steps, k) holds, without building them."""
+    return -(-steps // k)
+
+
 def round_spans(steps: int, k: int) -> list[tuple[int, int]]:
     """Round r holds steps [r·k, min((r+1)·k, steps)): (first, count) per round."""
     return [(first, min(k, steps - first)) for first in range(0, steps, k)]

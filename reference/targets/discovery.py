@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 
 from bark_vm.wire import strict_json
+from bark_vm.wire.status import is_uint
 from bark_vm.wire.constants import (DISCOVERY_FIELDS, DISCOVERY_PORT, DISCOVERY_PROBE,
                                     DISCOVERY_REPLY_MAX)
 
@@ -70,16 +71,12 @@ def parse_reply(data: bytes) -> dict | None:
         return None
     if not isinstance(obj, dict) or not all(k in obj for k in DISCOVERY_FIELDS):
         return None
-    ok = (_int(obj["proto"]) and isinstance(obj["alias"], str) and obj["alias"]
+    ok = (is_uint(obj["proto"]) and isinstance(obj["alias"], str) and obj["alias"]
           and isinstance(obj["kind"], str) and isinstance(obj["ip"], str)
-          and _int(obj["port"]) and 1 <= obj["port"] <= 65535 and _int(obj["max_payload"])
+          and is_uint(obj["port"]) and 1 <= obj["port"] <= 65535 and is_uint(obj["max_payload"])
           and isinstance(obj["ops"], list) and all(isinstance(o, str) for o in obj["ops"])
           and isinstance(obj["busy"], bool))
     return obj if ok else None
-
-
-def _int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
 def discover(targets: list[tuple[str, int]], broadcast: bool = True,
