@@ -7,6 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from bark_vm.executor.footprint import REGISTER_BYTES, WIDE_BYTES, footprint
 from bark_vm.pipeline import WorkerConfig, handle
 from bark_vm.wire.constants import DEFAULT_MAX_JOB_MEMORY, WorkerError
 from bark_vm.wire.envelope import decode_result, encode_request
@@ -84,3 +85,30 @@ def test_the_budget_is_configurable_and_never_changes_a_number():
     col = [(7 * i) % 2001 - 1000 for i in range(1024)]
     assert shape == (1024, 1024)
     assert data[:1024] == tuple(col[0] * c for c in col) and data[-1] == col[-1] * col[-1]
+
+
+def test_a_one_channel_conv2d_is_counted_like_its_channel_form():
+    """conv2d takes [H, W] and a [KH, KW] kernel as one channel: the estimate is the same
+    as for [1, H, W] and [1, 1, KH, KW], not zero."""
+    flat = footprint("conv2d", [np.zeros((64, 48), np.int32), np.zeros((3, 5), np.int32)],
+                     {"padding": 1})
+    chan = footprint("conv2d", [np.zeros((1, 64, 48), np.int32),
+                                np.zeros((1, 1, 3, 5), np.int32)], {"padding": 1})
+    assert flat == chan > 64 * 48 * WIDE_BYTES
+
+
+def test_an_int32_input_is_held_once():
+    """An int32 input is its register, not a copy: a budget of the input plus the relu's
+    estimate runs, one byte less is TOO_LARGE."""
+    checked = compile_script("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+                             "calc::lambda_flow f(a) {\n    a relu r =\n} return r;\n")
+    n = 4096
+    values = tuple(range(-n // 2, n // 2))
+    quant = job_quant(checked.program.quant)
+    raw = encode_request(quant, lower(checked.graphs["f"], 2).ir, [((n,), values)])
+    need = n * REGISTER_BYTES + footprint("relu", [np.zeros(n, np.int32)], {})
+    (shape, data), = decode_result(handle(raw, WorkerConfig(max_job_memory=need))).entries
+    assert data == tuple(max(v, 0) for v in values)
+    with pytest.raises(WorkerError) as e:
+        handle(raw, WorkerConfig(max_job_memory=need - 1))
+    assert e.value.code == "TOO_LARGE"

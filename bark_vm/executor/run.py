@@ -181,7 +181,8 @@ def run(p: Plan, inputs: list, q: int, budget: int | None = None) -> list[np.nda
             if k >= len(inputs):
                 raise failed(f"PARAM {k} has no input ({len(inputs)} given)")
             regs[dst] = _register(inputs[k], k)
-            held += regs[dst].nbytes
+            if not np.may_share_memory(regs[dst], inputs[k]):  # a converted copy
+                held += regs[dst].nbytes
         elif kind == CONST_STEP:
             regs[step[1]] = step[2]
         else:
