@@ -3,6 +3,7 @@ the same outputs, diagnostics and exit code both ways; --json validates against 
 shipped JSON Schema; the documented example runs; a routed flow is lowered once per ABI;
 bark_vm never loads maned."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -338,3 +339,13 @@ def test_a_tensor_input_meets_the_rules_of_a_parsed_one(value):
     assert report.exit_code == 2
     assert [d.code for d in report.diagnostics] == ["EUSAGE"]
     assert report.diagnostics[0].message.startswith("bad input x: ")
+
+
+def test_out_dir_takes_a_path_of_any_form_and_refuses_a_non_path(workdir, tmp_path):
+    for given in (str(tmp_path), tmp_path, os.fsencode(tmp_path)):
+        report = maned.run(workdir / "csv_io.mnd", out_dir=given)
+        assert report.exit_code == 0 and [(f.name, f.path) for f in report.files] == [
+            ("scaled", str(tmp_path / "scaled.csv"))]
+    with pytest.raises(TypeError):
+        maned.run(workdir / "csv_io.mnd", out_dir=5)
+    assert not (workdir / "scaled.csv").exists()

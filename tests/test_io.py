@@ -96,9 +96,22 @@ def test_out_dir_takes_the_files_out_of_the_script_folder(maned_run, workdir, tm
     assert not (workdir / "scaled.csv").exists()
 
 
-def test_out_dir_that_is_no_folder_is_refused_before_the_run(maned_run, workdir, tmp_path):
-    code, out, err = maned_run("csv_io.mnd", "--out-dir", str(tmp_path / "missing"))
+@pytest.mark.parametrize("given, why", [
+    ("missing", "no such folder"), ("csv_io.mnd", "is not a folder"), ("", "is empty")])
+def test_an_out_dir_that_is_no_folder_is_refused_before_the_run(maned_run, workdir, given, why):
+    code, out, err = maned_run("csv_io.mnd", "--out-dir", given)
     assert (code, out) == (2, "")
-    assert err == (f"error: --out-dir {tmp_path / 'missing'}: no such folder (give an existing "
-                   "folder for the out:: files) [EUSAGE]\n")
+    assert err == (f"error: --out-dir {given!r}: {why} (give an existing folder you may write "
+                   "into for the out:: files) [EUSAGE]\n")
+    assert not (workdir / "scaled.csv").exists()
+
+
+def test_a_relative_out_dir_is_taken_from_the_working_folder(maned_run, workdir, tmp_path,
+                                                             monkeypatch):
+    (tmp_path / "here" / "results").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "here")
+    code, out, err = maned_run(str(workdir / "csv_io.mnd"), "--out-dir", "results")
+    assert code == 0, err
+    assert "out::scaled -> results/scaled.csv" in out.splitlines()
+    assert (tmp_path / "here" / "results" / "scaled.csv").exists()
     assert not (workdir / "scaled.csv").exists()

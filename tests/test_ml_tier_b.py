@@ -258,8 +258,10 @@ def test_unfollowable_tree_references_are_invalid():
 
 
 def test_xgboost_absurd_depth_is_not_allocated():
-    for depth in (63, 2 ** 40, 10 ** 30):
+    for depth in (63, 2 ** 40, 2 ** 63 - 1):
         assert "depth" in descriptor.validate(with_slot(XGB, 9, depth))
+    assert descriptor.validate(with_slot(XGB, 9, 10 ** 30)) == (
+        "slot 9 is outside int64 (a descriptor's slots are int64)")
 
 
 @given(st.sampled_from(sorted(descriptor.ALGO_IDS.values())),

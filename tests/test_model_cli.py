@@ -72,10 +72,11 @@ def test_every_algorithms_descriptor_shows_its_counts(maned_run, workdir, exampl
                                                    for c in info["centroids"])
 
 
-def _fit(maned_run, workdir, example):
-    """An example's fit: the `maned-model show` data and text of its printed descriptor,
-    and its payload slots as maned-run printed them (read here, apart from the tool)."""
-    code, out, err = maned_run(f"{example}.mnd")
+def _fit(maned_run, workdir, example=None, source=None):
+    """An example's fit (or a script's): the `maned-model show` data and text of its printed
+    descriptor, and its payload slots as maned-run printed them (read here, apart from the
+    tool)."""
+    code, out, err = maned_run(f"{example}.mnd") if example else maned_run(source=source)
     assert code == 0, err
     (workdir / "printed.txt").write_text(out)
     line = next(ln for ln in out.splitlines() if "= [1296974925, " in ln)
@@ -141,17 +142,80 @@ def test_hmm_shows_its_probabilities(maned_run, workdir):
     assert f"emissions of {k - 1}: {', '.join(info['emissions'][-1])}" in text
 
 
-def test_the_std_block_and_knn_rows_read_in_real_units(maned_run, workdir):
+def test_kmeans_centroids_and_its_std_block_read_in_real_units(maned_run, workdir):
     info, text, p = _fit(maned_run, workdir, "kmeans")
-    d = info["features"]
+    d, k = info["features"], p[0]
+    assert info["centroids"] == [[hundredths(x) for x in p[1 + i * d:1 + (i + 1) * d]]
+                                 for i in range(k)]
+    assert f"centroid {k - 1}: {', '.join(info['centroids'][-1])}" in text
     assert info["standardized"]
     assert info["feature_means"] == [hundredths(x) for x in p[-2 * d:-d]]
     assert info["feature_sds"] == [hundredths(x) for x in p[-d:]]
-    info, text, p = _fit(maned_run, workdir, "knn")
-    n = info["stored_rows"]
-    assert info["rows"] == [[hundredths(x) for x in p[2 + i * d:2 + (i + 1) * d]]
-                            for i in range(n)]
-    assert info["labels"] == p[2 + n * d:2 + n * d + n]
+
+
+STANDARDIZED = ("{H2}\nin::X = [[100,200],[200,100],[300,500],[400,200],[500,800],[600,300],"
+                "[0,100],[200,700]];\nin::y = [[0],[0],[100],[0],[100],[100],[0],[100]];\n"
+                "calc::ml::ALGO fit(X, y) {\n    KEYS\n} return m;\n")
+
+
+@pytest.mark.parametrize("algo, keys", [("knn", "k: 3, standardize: true"),
+                                        ("naive_bayes", "standardize: true")])
+def test_knn_and_naive_bayes_fitted_standardized_show_their_std_block(maned_run, workdir,
+                                                                     algo, keys):
+    info, text, p = _fit(maned_run, workdir, source=STANDARDIZED.replace("ALGO", algo)
+                         .replace("KEYS", keys))
+    d = info["features"]
+    assert info["standardized"] and info["feature_sds"] == [hundredths(x) for x in p[-d:]]
+    assert info["feature_means"] == [hundredths(x) for x in p[-2 * d:-d]]
+    assert "(the fitted numbers act on standardized features: (x - mean) / sd)" in text
+    if algo == "knn":
+        n = info["stored_rows"]
+        assert info["rows"] == [[hundredths(x) for x in p[2 + i * d:2 + (i + 1) * d]]
+                                for i in range(n)]
+        assert info["labels"] == p[2 + n * d:2 + n * d + n]
+    else:
+        c = p[0]
+        assert [r["means"] for r in info["class_table"]] == [
+            [hundredths(x) for x in p[1 + 2 * c + i * d:1 + 2 * c + (i + 1) * d]]
+            for i in range(c)]
+
+
+def test_an_isolation_forests_splits_read_in_real_units(maned_run, workdir):
+    info, text, p = _fit(maned_run, workdir, "isolation_forest")
+    at = 1
+    for tree in info["forest"]:
+        m = p[at]
+        nodes = [p[at + 1 + 5 * j:at + 6 + 5 * j] for j in range(m)]
+        assert tree == [{"feature": f, "threshold": hundredths(t), "left": lo, "right": hi,
+                         "size": n} for f, t, lo, hi, n in nodes]
+        at += 1 + 5 * m
+    assert at == len(p) and len(info["forest"]) == info["trees"]
+
+
+MAGIC = "1296974925, 1"
+
+
+def test_a_flag_an_algorithm_does_not_read_shows_no_std_block(workdir):
+    """Flag bit 1 on a decision tree (which stores no std block) is valid, and the tree's
+    slots are not shown as feature statistics."""
+    (workdir / "tree.txt").write_text(f"m : [14] = [{MAGIC}, 7, 2, 2, 1, 2, 6, "
+                                      "1, -1, 0, -1, -1, 7]\n")
+    code, text, err = run_tool(model_cli, ["show", "tree.txt"])
+    assert (code, err) == (0, "")
+    assert text.endswith("nodes: 1\nleaves: 1\nnode 0: label 7\n")
+    assert "feature_means" not in text and "standardized features" not in text
+
+
+def test_a_slot_outside_int64_is_invalid_and_a_huge_one_unreadable(workdir):
+    (workdir / "wide.txt").write_text(f"m : [9] = [{MAGIC}, 1, 2, 1, 1, 0, 1, "
+                                      "9223372036854775808]\n")
+    code, text, err = run_tool(model_cli, ["show", "wide.txt"])
+    assert (code, err) == (1, "")
+    assert text.startswith("valid: no, slot 8 is outside int64 (a descriptor's slots are "
+                           "int64)\n")
+    (workdir / "huge.txt").write_text(f"m : [9] = [{MAGIC}, 1, 2, 1, 1, 0, 1, {'9' * 5000}]\n")
+    assert run_tool(model_cli, ["show", "huge.txt"]) == (2, "", (
+        "error: huge.txt: slot 8 is 5,000 digits long; an int64 slot has at most 19 [E029]\n"))
 
 
 def test_the_models_doc_shows_what_the_tool_prints(maned_run, workdir):

@@ -37,7 +37,7 @@ USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ve
   --json             print the run's report as one JSON document on stdout instead of
                      the blocks (docs/api.md has its schema); errors still go to stderr
   --out-dir DIR      write the out:: files with relative paths into DIR (an existing
-                     folder) instead of the script's folder
+                     folder; relative to the working folder) instead of the script's
   --probe HOST[:PORT]  where the discover = true blocks look for their workers, besides
                      the broadcast (port {DISCOVERY_PORT} unless given; repeatable)
   --no-broadcast     probe only the --probe targets

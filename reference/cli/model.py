@@ -33,6 +33,7 @@ examples:
   maned-model show model.mnm --json
 """
 READ_MAX = 64 << 20  # bytes of FILE read: a descriptor, not a stream
+INT64_DIGITS = len(str(descriptor.INT64_MAX))  # a longer cell is no int64 (nor parsed)
 
 
 def slots_of(path: str) -> tuple[int, ...]:
@@ -50,7 +51,13 @@ def slots_of(path: str) -> tuple[int, ...]:
     if not m:
         raise MnError(Diagnostic("E029", f"{path}: neither a model file ({got}) nor text "
                                  "holding a descriptor list", stage="run"))
-    return tuple(int(v) for v in m.group(1).split(","))
+    cells = [v.strip() for v in m.group(1).split(",")]
+    for i, v in enumerate(cells):
+        if len(v.lstrip("-")) > INT64_DIGITS:
+            raise MnError(Diagnostic("E029", f"{path}: slot {i} is {len(v.lstrip('-')):,} "
+                                     f"digits long; an int64 slot has at most {INT64_DIGITS}",
+                                     stage="run"))
+    return tuple(int(v) for v in cells)
 
 
 HEADER_KEYS = ("algorithm", "quantres", "features", "outputs", "intercept", "standardized",

@@ -6,7 +6,7 @@ from ..io.quant import decode
 from ..ml import descriptor
 from ..ml.hmm import PS
 
-MAX_SCALE = 18  # digits an int64 slot holds
+MAX_SCALE = 18  # digits an int64 slot holds; a variance's scale 2q goes to twice that
 PS_DIGITS = len(str(PS)) - 1  # π, A and B are at scale PS = 10^PS_DIGITS
 GD = ("linear_regression", "logistic_regression", "svm")
 
@@ -27,7 +27,7 @@ class Fitted:
 def real(v: int, q: int) -> str:
     """A scale-q integer in real units, exactly (q decimals); as stored when q is outside
     what an int64 descriptor can mean (a forged scale must not build a huge string)."""
-    return decode(v, q) if 0 <= q <= MAX_SCALE else str(v)
+    return decode(v, q) if 0 <= q <= 2 * MAX_SCALE else str(v)
 
 
 def reals(values, q: int) -> list[str]:
@@ -42,11 +42,11 @@ def fitted(h: descriptor.Header, p) -> Fitted:
         _gd(f, h.features, h.q, p)
     else:
         VIEWS[algo](f, h.features, h.q, p)
-        if h.standardized:  # the std block closes the payload
-            d = h.features
-            f.put("feature_means", reals(p[-2 * d:-d], h.q))
-            f.put("feature_sds", reals(p[-d:], h.q))
-    if h.standardized:
+    if h.std_block:
+        d = h.features
+        f.put("feature_means", reals(p[-2 * d:-d], h.q))
+        f.put("feature_sds", reals(p[-d:], h.q))
+    if h.std_block or (algo in GD and h.standardized):
         f.lines.append("(the fitted numbers act on standardized features: (x - mean) / sd)")
     return f
 

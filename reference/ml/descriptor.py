@@ -15,6 +15,7 @@ FLAG_INTERCEPT = 1
 FLAG_STANDARDIZED = 2
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 HEADER_SLOTS = 8  # slots 0..7, the fields of Header in order; the payload starts at slot 8
+STD_BLOCK = ("kmeans", "knn", "naive_bayes")  # a payload closed by mu_1..mu_d, sd_1..sd_d
 
 
 def pack(algo_id: int, q: int, features: int, outputs: int, flags: int,
@@ -44,6 +45,12 @@ class Header:
     def standardized(self) -> bool:
         return bool(self.flags & FLAG_STANDARDIZED)
 
+    @property
+    def std_block(self) -> bool:
+        """Whether the payload ends with a std block (flag bit 1 on an algorithm that has
+        one; the GD family always stores its statistics, the others never)."""
+        return self.standardized and ALGO_NAMES.get(self.algo_id) in STD_BLOCK
+
 
 def header(slots) -> Header:
     """The 8 header slots of a descriptor (at least 8 slots)."""
@@ -55,7 +62,7 @@ def payload(slots) -> tuple[int, ...]:
     return tuple(slots[HEADER_SLOTS:])
 
 
-# --- validity (§3): >= 8 slots, slots 0, 1, 7 right, a listed id, the payload length the
+# --- validity (§3): >= 8 int64 slots, slots 0, 1, 7 right, a listed id, the payload length the
 # table gives for the counts it contains. Every count is guarded before it is used, so a
 # forged descriptor gives a reason, never an exception or a huge allocation. -------------
 
@@ -69,6 +76,9 @@ def validate(slots) -> str | None:
     if len(slots) < HEADER_SLOTS:
         return (f"not a model descriptor: {len(slots)} slots, a descriptor has at least "
                 f"{HEADER_SLOTS}")
+    if min(slots) < INT64_MIN or max(slots) > INT64_MAX:  # builtins: no loop of ours
+        i = next(i for i, v in enumerate(slots) if not INT64_MIN <= v <= INT64_MAX)
+        return f"slot {i} is outside int64 (a descriptor's slots are int64)"
     h = header(slots)
     if h.magic != MAGIC:
         return f"not a model descriptor: slot 0 is {h.magic}, not the magic {MAGIC}"
@@ -107,7 +117,7 @@ def _length(p, expected: int, formula: str) -> None:
 
 
 def _std(h: Header) -> int:
-    return 2 * h.features if h.standardized else 0
+    return 2 * h.features if h.std_block else 0
 
 
 def _gd(h: Header, p) -> None:

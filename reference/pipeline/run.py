@@ -106,14 +106,26 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
 
 
 def _out_dir(out_dir) -> str | None:
-    """`--out-dir`, checked before any work: an existing folder."""
+    """`--out-dir`, checked before any work: an existing folder this process may write
+    into (a relative one is taken from the working folder)."""
     if out_dir is None:
         return None
-    path = os.fspath(out_dir)
-    if not os.path.isdir(path):
-        raise MnError(Diagnostic("EUSAGE", f"--out-dir {path}: no such folder (give an "
-                                 "existing folder for the out:: files)"))
+    path = os.fsdecode(os.fspath(out_dir))
+    why = _unwritable(path)
+    if why:
+        raise MnError(Diagnostic("EUSAGE", f"--out-dir {path!r}: {why} (give an existing "
+                                 "folder you may write into for the out:: files)"))
     return path
+
+
+def _unwritable(path: str) -> str | None:
+    if not path:
+        return "is empty"
+    if not os.path.isdir(path):
+        return "is not a folder" if os.path.exists(path) else "no such folder"
+    if not os.access(path, os.W_OK | os.X_OK):
+        return "cannot be written into"
+    return None
 
 
 def _run(b: _Builder, text, folder, writes, inputs, flow, verify, threads, require_vm, trap,
