@@ -13,14 +13,16 @@ GD = ("linear_regression", "logistic_regression", "svm")
 
 @dataclass
 class Fitted:
+    """One view, built once for both forms: the --json data and the text lines."""
+
     data: dict = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
 
-    def put(self, key: str, value, shown=None) -> None:
-        """One named value: in the data as is, in the text as `key: shown`."""
+    def put(self, key: str, value) -> None:
+        """One named value: in the data as is, in the text as `key: value` (a list comma
+        separated)."""
         self.data[key] = value
-        if shown is None:
-            shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else value
         self.lines.append(f"{key}: {shown}")
 
 
