@@ -65,9 +65,11 @@ def test_device_local_overrides_the_scripts_routing(maned_run, tmp_path):
     assert targets(tmp_path / "t.jsonl") == {"f": {"device"}, "g": {"device"}}
 
 
+SCRIPT = "{H0}\nin::a = 1;\ncalc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"
+
+
 def test_failures_name_the_device(maned_run):
-    code, out, err = maned_run("--device", "http://127.0.0.1:1", source=(
-        "{H0}\nin::a = 1;\ncalc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"))
+    code, out, err = maned_run("--device", "http://127.0.0.1:1", source=SCRIPT)
     assert (code, out) == (1, "")
     assert err == ("error: flow 'f': device 'device' (127.0.0.1:1): connect_failed: Connection "
                    "refused [ERUN]\n")
@@ -79,9 +81,6 @@ def test_a_local_only_op_is_refused_before_anything_runs(maned_run):
     assert (code, out) == (1, "")
     assert err == ("error: --device: flow 'f' uses ops with no binary-IR opcode (abs); it "
                    "cannot run on a worker [EPLAN]\n")
-
-
-SCRIPT = "{H0}\nin::a = 1;\ncalc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"
 
 
 @pytest.mark.parametrize("argv, line", [

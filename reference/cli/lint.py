@@ -7,7 +7,7 @@ from ..check import check
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import lint_line, mask, run_line, sort_diagnostics
 from ..io.files import read_script
-from .version import version_text
+from .version import help_or_version
 
 USAGE = """usage: maned-lint <file.mnd>... [--format text|json]
        maned-lint --version | --help
@@ -29,11 +29,7 @@ environment:
 def main(argv: list[str], out=None, err=None) -> int:
     """Exit 1 on any error finding (EPARSE included), 2 for usage or an unreadable file."""
     out, err = out or sys.stdout, err or sys.stderr
-    if argv in (["--help"], ["-h"]):
-        out.write(USAGE)
-        return 0
-    if argv == ["--version"]:
-        out.write(version_text("maned-lint"))
+    if help_or_version(argv, USAGE, "maned-lint", out):
         return 0
     try:
         paths, fmt = _args(argv)

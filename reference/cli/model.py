@@ -18,7 +18,7 @@ from ..io import mnm
 from ..io.files import read_bytes
 from ..ml import descriptor
 from .model_view import fitted
-from .version import version_text
+from .version import help_or_version
 
 USAGE = """usage: maned-model show FILE [--json]
        maned-model --version | --help
@@ -91,11 +91,7 @@ def describe(slots: tuple[int, ...]) -> tuple[dict, list[str]]:
 def main(argv: list[str] | None = None, out=None, err=None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     argv = sys.argv[1:] if argv is None else argv
-    if argv in (["--help"], ["-h"]):
-        out.write(USAGE)
-        return 0
-    if argv == ["--version"]:
-        out.write(version_text("maned-model"))
+    if help_or_version(argv, USAGE, "maned-model", out):
         return 0
     args = [a for a in argv if a != "--json"]
     if len(args) != 2 or args[0] != "show" or args[1].startswith("-"):

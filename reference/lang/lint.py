@@ -43,6 +43,11 @@ def flow_prefix(flow) -> str:
     return f"flow '{flow.name}': "
 
 
+def kind_of(d) -> str:
+    """How a message names a definition: `flow` or `ml definition`."""
+    return "flow" if isinstance(d, ast.FlowDef) else "ml definition"
+
+
 @dataclass
 class Context:
     """The program plus the facts several rules share, computed once."""
@@ -131,7 +136,7 @@ def duplicate_definition(ctx):
     """E001: two flows (or a flow and an ML definition) share a name; at the second one."""
     defs = sorted(ctx.flows + ctx.ml_defs, key=lambda d: d.pos)
     for d, first in _duplicates(defs, lambda d: d.name):
-        what = "flow" if isinstance(d, ast.FlowDef) else "ml definition"
+        what = kind_of(d)
         yield Diagnostic("E001", f"{what} '{d.name}' is already defined at {first.pos}",
                          d.pos)
 
@@ -191,7 +196,7 @@ def undefined_variable(ctx):
 def duplicate_parameter(ctx):
     """E004: a parameter listed twice (flows and ML definitions); at the second."""
     for d in ctx.flows + ctx.ml_defs:
-        what = "flow" if isinstance(d, ast.FlowDef) else "ml definition"
+        what = kind_of(d)
         for p, _ in _duplicates(d.params, lambda p: p.name):
             yield Diagnostic("E004", f"{what} '{d.name}': parameter '{p.name}' is listed twice",
                              p.pos)
@@ -244,7 +249,7 @@ def undeclared_device(ctx):
     planning would refuse, said by lint)."""
     declared = {d.alias for d in ctx.program.of(ast.DeviceDecl)}
     for d in ctx.flows + ctx.ml_defs:
-        kind = "flow" if isinstance(d, ast.FlowDef) else "ml definition"
+        kind = kind_of(d)
         for ref in d.devices:
             if ref.alias not in declared:
                 yield Diagnostic("E030", f"{kind} '{d.name}': @device({ref.alias}) names no "
