@@ -1,6 +1,7 @@
 """`maned-model show` (issue 15, point 9): a descriptor as a person reads it, from a .mnm
 file or from maned-run's printed block, and whether it validates."""
 import json
+import tracemalloc
 
 import pytest
 
@@ -226,3 +227,17 @@ def test_the_models_doc_shows_what_the_tool_prints(maned_run, workdir):
     code, out, err = maned_run("linear_regression.mnd")
     (workdir / "fit.txt").write_text(out)
     assert run_tool(model_cli, ["show", "fit.txt"]) == (0, shown, "")
+
+
+def test_a_long_unclosed_list_is_read_in_one_pass(workdir):
+    """4 MB of `[1,1,1,...` with no `]`: E029, in memory in proportion to the file (a
+    backtracking pattern took about 150 bytes per cell)."""
+    (workdir / "open.txt").write_text("m = [" + "1," * (2 << 20))
+    tracemalloc.start()
+    try:
+        code, out, err = run_tool(model_cli, ["show", "open.txt"])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (code, out) == (2, "") and err.startswith("error: open.txt: neither a model file")
+    assert peak < 32 << 20

@@ -15,6 +15,7 @@ import sys
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import run_line
 from ..io import mnm
+from ..io.cli_values import MAX_ELEMENTS
 from ..io.files import read_bytes
 from ..ml import descriptor
 from .model_view import fitted
@@ -33,6 +34,7 @@ examples:
   maned-model show model.mnm --json
 """
 READ_MAX = 64 << 20  # bytes of FILE read: a descriptor, not a stream
+INTEGER = re.compile(r"-?[0-9]+")
 INT64_DIGITS = len(str(descriptor.INT64_MAX))  # a longer cell is no int64 (nor parsed)
 
 
@@ -46,18 +48,31 @@ def slots_of(path: str) -> tuple[int, ...]:
     if not isinstance(got, str):
         return got
     text = raw.decode("utf-8", "replace")
-    m = re.search(r"\[(-?\d+(?:\s*,\s*-?\d+)*)\]", text.split("=", 1)[-1] if "=" in text
-                  else text)
-    if not m:
+    cells = first_list(text.split("=", 1)[-1])
+    if cells is None:
         raise MnError(Diagnostic("E029", f"{path}: neither a model file ({got}) nor text "
                                  "holding a descriptor list", stage="run"))
-    cells = [v.strip() for v in m.group(1).split(",")]
     for i, v in enumerate(cells):
         if len(v.lstrip("-")) > INT64_DIGITS:
             raise MnError(Diagnostic("E029", f"{path}: slot {i} is {len(v.lstrip('-')):,} "
                                      f"digits long; an int64 slot has at most {INT64_DIGITS}",
                                      stage="run"))
     return tuple(int(v) for v in cells)
+
+
+def first_list(text: str) -> list[str] | None:
+    """The cells of the first `[i, j, ...]` of integers in text (at most MAX_ELEMENTS), in
+    one pass: each `]` is paired with the last `[` before it."""
+    at = 0
+    while (close := text.find("]", at)) >= 0:
+        open_ = text.rfind("[", at, close)
+        at = close + 1
+        if open_ < 0 or text.count(",", open_, close) >= MAX_ELEMENTS:
+            continue
+        cells = [c.strip() for c in text[open_ + 1:close].split(",")]
+        if all(INTEGER.fullmatch(c) for c in cells):
+            return cells
+    return None
 
 
 HEADER_KEYS = ("algorithm", "quantres", "features", "outputs", "intercept", "standardized",

@@ -1,5 +1,6 @@
 """Reading files: one place that turns OS failures into EIO and bad UTF-8 into a position."""
 import os
+import stat
 
 from ..diagnostics import Diagnostic, MnError, Pos
 from ..lang.limits import SOURCE_BYTES, bound, check_source
@@ -10,6 +11,9 @@ def read_bytes(path: str, shown: str, limit: int | None = None) -> bytes:
     size to ask first, and must not be read forever)."""
     try:
         with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            if limit is not None and stat.S_ISREG(st.st_mode):
+                limit = min(limit, st.st_size)  # a buffer of the file's size, not the limit
             return f.read(-1 if limit is None else limit + 1)
     except OSError as e:
         raise MnError(Diagnostic("EIO", f"cannot read '{shown}': {e.strerror or e}")) from None
