@@ -9,6 +9,8 @@ import pytest
 from conftest import EXAMPLES, run_tool
 from maned.cli import lint as lint_cli
 from maned.cli import run as run_cli
+from maned.targets.discovery import MAX_WINDOW_MS
+from maned.targets.limits import MAX_DEADLINE_S
 
 
 def _exe(name: str) -> str:
@@ -368,3 +370,33 @@ def test_a_device_file_is_read_only_up_to_the_source_limit(maned_lint):
     code, out, err = run_tool(lint_cli, ["/dev/zero"])
     assert code == 1 and out.endswith("over the limit of 1,048,576; set "
                                       "MANED_MAX_SOURCE_BYTES to allow more\n")
+
+
+LONG = "9" * 5000  # more digits than int() reads (4,300)
+DEVICE_SCRIPT = ("{H0}\nin::a = 1;\ndevice::w { host = \"127.0.0.1\"; FIELD }\n"
+                 "calc::lambda_flow f(a) @device(w) {\n    a a add r =\n} return r;\n")
+
+
+@pytest.mark.parametrize("argv, field, line", [
+    (["--threads", LONG], "", f"error: --threads takes a whole number >= 1, not '{LONG[:32]}'"
+     " [EUSAGE]"),
+    (["--discover-timeout", LONG], "", "error: --discover-timeout takes a whole number of "
+     f"milliseconds, 1 to {MAX_WINDOW_MS}, not '{LONG[:32]}' [EUSAGE]"),
+    (["--device", f"http://127.0.0.1:{LONG}"], "", f"error: device 'device': bad port "
+     f"'{LONG[:32]}' in host [EPLAN]"),
+    ([], f'timeout = "{LONG}";', f"error: device 'w': bad timeout '{LONG[:32]}' (a whole "
+     f"number of seconds, 1 to {MAX_DEADLINE_S}) [EPLAN]"),
+    ([], f'port = "{LONG}";', f"error: device 'w': bad port '{LONG[:32]}' (1..65535) [EPLAN]"),
+])
+def test_thousands_of_digits_are_a_coded_line(maned_run, argv, field, line):
+    code, out, err = maned_run(*argv, source=DEVICE_SCRIPT.replace("FIELD", field))
+    assert out == "" and err.splitlines()[-1] == line
+
+
+def test_thousands_of_digits_in_a_limit_or_a_probe_are_a_coded_line(tmp_path, monkeypatch):
+    code, out, err = run_tool(run_cli, ["devices", "--probe", f"127.0.0.1:{LONG}"])
+    assert code == 2 and err.startswith("error: maned-run devices: bad probe target")
+    monkeypatch.setenv("MANED_MAX_STEPS", LONG)
+    code, out, err = run_tool(run_cli, [fit_script(tmp_path, "iters: 3")])
+    assert (code, out) == (2, "") and err == (f"error: MANED_MAX_STEPS='{LONG[:32]}': a limit "
+                                              "is a whole number of 1 or more [EUSAGE]\n")

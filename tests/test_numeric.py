@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from bark_vm.wire import lut
+from bark_vm.wire.digits import whole_number
 from maned.numeric import activation
 from maned.numeric.int32 import INT32_MAX, INT32_MIN, rdiv, tdiv, wrap32
 from maned.ops.broadcast import broadcast_shape
@@ -163,3 +164,14 @@ def test_lut_module_imports_neither_maned_nor_numpy():
             "bad = [m for m in sys.modules if m.split('.')[0] in ('maned', 'numpy')]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@given(st.integers(0, 10 ** 30), st.integers(0, 10 ** 30), st.integers(0, 3))
+def test_whole_number_reads_digits_like_int_within_its_range(v, hi, zeros):
+    assert whole_number("0" * zeros + str(v), 0, hi) == (v if v <= hi else None)
+
+
+@pytest.mark.parametrize("text", ["", "-1", "+1", "1.0", " 1", "1_0", "²", "٣", None, 5,
+                                  "9" * 5000])
+def test_whole_number_refuses_what_is_not_plain_digits_in_range(text):
+    assert whole_number(text, 0, 10 ** 18) is None

@@ -368,6 +368,8 @@ def test_missing_content_length_is_bad_envelope(worker, token):
     b"POST /api/auth HTTP/1.1\r\nX-Maned-Proto: 1\r\nContent-Length: 3\r\nContent-Length: 4"
     b"\r\n\r\nabcd",
     b"POST /api/auth HTTP/1.1\r\nX-Maned-Proto: 1\r\nContent-Length: -1\r\n\r\n",
+    b"POST /api/auth HTTP/1.1\r\nX-Maned-Proto: 1\r\nContent-Length: " + b"9" * 5000
+    + b"\r\n\r\n",
     b"GET /api/status HTTP/1.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n",
 ])
 def test_malformed_http_is_bad_envelope(worker, head):
@@ -375,7 +377,8 @@ def test_malformed_http_is_bad_envelope(worker, head):
     cdp_error(s, json.loads(body), "BAD_ENVELOPE")
 
 
-@pytest.mark.parametrize("query", ["", "?id=", "?id=abc", "?id=-1", "?id=1.5", "?job=1"])
+@pytest.mark.parametrize("query", ["", "?id=", "?id=abc", "?id=-1", "?id=1.5", "?job=1",
+                                   "?id=" + "9" * 5000])
 def test_bad_job_id_is_bad_envelope(worker, token, query):
     for method, path in (("GET", "/api/job"), ("GET", "/api/result"), ("DELETE", "/api/job")):
         s, _, data = call(worker, method, path + query, token=token)

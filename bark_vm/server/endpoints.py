@@ -27,9 +27,10 @@ import time
 
 from ..wire import strict_json
 from ..wire.constants import (
-    DEFAULT_MAX_JOB_MEMORY, JOB_CAPACITY, MNRS_TYPE, PROTO, PROTO_HEADER, SYNC_LIMIT,
-    SYNC_WAITING_MAX, TOKEN_HEADER, WorkerError,
+    DEFAULT_MAX_JOB_MEMORY, JOB_CAPACITY, MAX_JOB_ID, MNRS_TYPE, PROTO, PROTO_HEADER,
+    SYNC_LIMIT, SYNC_WAITING_MAX, TOKEN_HEADER, WorkerError,
 )
+from ..wire.digits import whole_number
 from ..pipeline import WorkerConfig, check_request, execute_request
 from . import http
 from .auth import Authenticator
@@ -252,10 +253,10 @@ class _Conn:
         return data
 
     def job_id(self) -> int:
-        text = self.request.query.get("id")
-        if text is None or not text.isascii() or not text.isdigit() or len(text) > 18:
+        job = whole_number(self.request.query.get("id"), 0, MAX_JOB_ID)
+        if job is None:
             raise WorkerError("BAD_ENVELOPE", "the query needs id=N, a non-negative integer")
-        return int(text)
+        return job
 
 
 def default_config(alias: str, abi: int, max_payload: int,

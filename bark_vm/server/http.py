@@ -14,7 +14,8 @@ import time
 from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
-from ..wire.constants import ERROR_STATUS, JSON_TYPE, WorkerError
+from ..wire.constants import ERROR_STATUS, JSON_TYPE, MAX_CONTENT_LENGTH, WorkerError
+from ..wire.digits import whole_number
 
 MAX_HEAD = 16 * 1024
 DRAIN_S = 1.0  # how long a refused request's unread body is drained before closing
@@ -104,10 +105,9 @@ def parse_head(raw: bytes) -> Request:
     if lengths:
         if len(lengths) > 1:
             raise _bad("conflicting Content-Length headers")
-        text = lengths.pop()
-        if not text.isascii() or not text.isdigit():
-            raise _bad("Content-Length is not a decimal number")
-        length = int(text)
+        length = whole_number(lengths.pop(), 0, MAX_CONTENT_LENGTH)
+        if length is None:
+            raise _bad("Content-Length is not a decimal number (of at most 18 digits)")
     path, _, query = target.partition("?")
     params: dict[str, str] = {}
     for k, v in parse_qsl(query, keep_blank_values=True):

@@ -31,6 +31,8 @@ DISCOVERY_PROBE = b"MANED? v1"
 DISCOVERY_REPLY_MAX = 1024
 DISCOVERY_FIELDS = ("proto", "alias", "kind", "ip", "port", "ops", "max_payload", "busy")
 SYNC_LIMIT = 64 * 1024  # requests at or above go async (CDP)
+MAX_CONTENT_LENGTH = 10 ** 18 - 1  # a Content-Length or job id has at most 18 digits
+MAX_JOB_ID = MAX_CONTENT_LENGTH
 
 # CDP over HTTP (spec/wire.md §3, DESIGN D6, R18-R21, R43).
 PROTO_HEADER, TOKEN_HEADER = "X-Maned-Proto", "X-Maned-Token"

@@ -2,9 +2,11 @@
 from dataclasses import dataclass, field, replace
 
 from bark_vm.wire.constants import DISCOVERY_PORT
+from bark_vm.wire.digits import whole_number
 
 from ..diagnostics import Diagnostic, MnError
 from ..dispatch.devices import DeviceOverride
+from ..numeric.int32 import INT32_MAX
 from ..targets.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
 
 USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
@@ -102,10 +104,11 @@ def usage_error(msg: str) -> MnError:
 
 def window_ms(flag: str, text: str) -> int:
     """A discovery window in milliseconds, 1 to MAX_WINDOW_MS."""
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_WINDOW_MS:
+    value = whole_number(text, 1, MAX_WINDOW_MS)
+    if value is None:
         raise usage_error(f"{flag} takes a whole number of milliseconds, 1 to "
-                          f"{MAX_WINDOW_MS}, not '{text}'")
-    return int(text)
+                          f"{MAX_WINDOW_MS}, not '{text[:32]}'")
+    return value
 
 
 class ArgReader:
@@ -200,9 +203,9 @@ def parse_args(argv: list[str]) -> RunOptions:
             credentials[DEVICE_FLAGS[name]] = value()
         elif name == "--threads":
             text = value()
-            if not (text.isascii() and text.isdigit()) or int(text) < 1:
-                raise usage_error(f"--threads takes a whole number >= 1, not '{text}'")
-            opts.threads = int(text)
+            opts.threads = whole_number(text, 1, INT32_MAX)
+            if opts.threads is None:
+                raise usage_error(f"--threads takes a whole number >= 1, not '{text[:32]}'")
         elif arg.startswith("-") and arg != "-":
             raise usage_error(f"unknown argument: {arg}")
         elif opts.script is None:

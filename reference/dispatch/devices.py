@@ -5,6 +5,7 @@ import os
 from dataclasses import dataclass, field
 
 from bark_vm.wire.constants import DEFAULT_PORT
+from bark_vm.wire.digits import whole_number
 
 from ..targets.limits import ANSWER_DEADLINE_S, MAX_DEADLINE_S
 
@@ -80,14 +81,15 @@ def remote_of(spec: DeviceSpec, environ=None) -> Remote:
     host = host.removeprefix("http://").rstrip("/")
     if ":" in host:
         host, _, text = host.rpartition(":")
-        if not (text.isascii() and text.isdigit()):
+        in_host = whole_number(text, 1, 65535)
+        if in_host is None:
             raise _plan_error(spec.alias, f"bad port '{text[:32]}' in host")
-        port = port if port is not None else int(text)
+        port = port if port is not None else in_host
     if not host:
         raise _plan_error(spec.alias, "the host is empty (give host = \"HOST[:PORT]\")")
     port = DEFAULT_PORT if port is None else port
-    if isinstance(port, str) and port.isascii() and port.isdigit():
-        port = int(port)
+    if isinstance(port, str):
+        port = whole_number(port, 1, 65535) or port[:32]
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
         raise _plan_error(spec.alias, f"bad port {port!r} (1..65535)")
     return Remote(host, port, *_credentials(spec, environ))
@@ -136,8 +138,8 @@ def deadline_of(spec: DeviceSpec, environ=None) -> float:
     v = _value(spec, "timeout", os.environ if environ is None else environ)
     if v is None:
         return ANSWER_DEADLINE_S
-    if isinstance(v, str) and v.isascii() and v.isdigit():
-        v = int(v)
+    if isinstance(v, str):
+        v = whole_number(v, 1, MAX_DEADLINE_S) or v[:32]
     if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_DEADLINE_S:
         raise _plan_error(spec.alias, f"bad timeout {v!r} (a whole number of seconds, 1 to "
                           f"{MAX_DEADLINE_S})")

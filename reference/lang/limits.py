@@ -3,6 +3,8 @@ bounds, each message naming the limit and the environment variable that raises i
 import os
 from dataclasses import dataclass
 
+from bark_vm.wire.digits import whole_number
+
 from ..diagnostics import Diagnostic, MnError, Pos
 
 
@@ -13,6 +15,7 @@ class Limit:
     unit: str
 
 
+MAX_LIMIT = 2 ** 63 - 1  # a limit is any whole number a count can reach
 SOURCE_BYTES = Limit("MANED_MAX_SOURCE_BYTES", 1 << 20, "bytes")  # a script's text
 STEPS = Limit("MANED_MAX_STEPS", 10_000_000, "training steps")  # summed over a script
 ROUNDS = Limit("MANED_MAX_ROUNDS", 100_000, "round flows")  # one ML definition's
@@ -24,10 +27,11 @@ def bound(limit: Limit) -> int:
     text = os.environ.get(limit.env, "")
     if not text:
         return limit.default
-    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+    value = whole_number(text, 1, MAX_LIMIT)
+    if value is None:
         raise MnError(Diagnostic("EUSAGE", f"{limit.env}={text[:32]!r}: a limit is a whole "
                                  "number of 1 or more"))
-    return int(text)
+    return value
 
 
 def over(limit: Limit, what: str, n: int, pos: Pos | None = None,

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 
 from bark_vm.wire import strict_json
+from bark_vm.wire.digits import whole_number
 from bark_vm.wire.status import is_uint
 from bark_vm.wire.constants import (DISCOVERY_FIELDS, DISCOVERY_PORT, DISCOVERY_PROBE,
                                     DISCOVERY_REPLY_MAX)
@@ -45,10 +46,11 @@ class Found:
 def parse_probe(text: str) -> tuple[str, int]:
     """`HOST[:PORT]` (the port defaults to DISCOVERY_PORT); ProbeError when malformed."""
     host, sep, port = text.rpartition(":") if ":" in text else (text, "", "")
-    if not host or (sep and not (port.isascii() and port.isdigit()
-                                 and 1 <= int(port) <= 65535)):
-        raise ProbeError(f"bad probe target {text!r}: give HOST or HOST:PORT (port 1..65535)")
-    return host, int(port) if sep else DISCOVERY_PORT
+    number = whole_number(port, 1, 65535) if sep else DISCOVERY_PORT
+    if not host or number is None:
+        raise ProbeError(f"bad probe target {text[:80]!r}: give HOST or HOST:PORT (port "
+                         "1..65535)")
+    return host, number
 
 
 def resolve(host: str, port: int) -> list[tuple[str, int]]:

@@ -6,6 +6,9 @@ import threading
 import time
 from dataclasses import dataclass
 
+from bark_vm.wire.constants import MAX_CONTENT_LENGTH
+from bark_vm.wire.digits import whole_number
+
 from .limits import MAX_ANSWER_BYTES, MAX_HEAD_BYTES
 
 
@@ -128,12 +131,13 @@ class Exchange:
             raise ExchangeFailure("malformed_response", "chunked transfer encoding")
         length = headers.get("content-length")
         if length is not None:
-            if not length.isdigit():
-                raise ExchangeFailure("malformed_response", f"bad Content-Length {length!r}")
-            if int(length) > MAX_ANSWER_BYTES:
+            text, length = length, whole_number(length, 0, MAX_CONTENT_LENGTH)
+            if length is None:
+                raise ExchangeFailure("malformed_response", f"bad Content-Length {text[:32]!r}")
+            if length > MAX_ANSWER_BYTES:
                 raise ExchangeFailure("too_large", f"a {length}-byte answer is over the "
                                       f"{MAX_ANSWER_BYTES}-byte cap")
-        want = int(length) if length is not None else None
+        want = length
         parts, got = [body], len(body)
         while want is None or got < want:
             chunk = self._recv(sock, end)
