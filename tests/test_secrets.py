@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import EXAMPLES
+from gates import HANG_GUARD_S
 from test_worker_http import start_worker
 
 USER = "scanner"
@@ -65,12 +66,12 @@ def test_no_secret_reaches_any_output(worker):
         trace = folder / f"{name}.trace"
         for args in (["--verify", "--progress", "--trace", str(trace)], ["--json"]):
             p = subprocess.run(RUN + [str(script), *args], env=env, capture_output=True,
-                               text=True, timeout=300)
+                               text=True, timeout=HANG_GUARD_S)
             produced[f"{name} {args[0]} stdout"] = p.stdout
             produced[f"{name} {args[0]} stderr"] = p.stderr
         produced[f"{name} trace"] = trace.read_text()
         lint = subprocess.run(LINT + [str(script), "--format", "json"], env=env,
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=HANG_GUARD_S)
         produced[f"{name} lint"] = lint.stdout + lint.stderr
     produced["worker log"] = log.read_text(errors="replace")
     # the scan is not vacuous: the runs did what they were made to do
@@ -87,3 +88,17 @@ def test_no_secret_reaches_any_output(worker):
     scanned = sum(len(t) for t in produced.values())
     print(f"secrets scan: {len(produced)} outputs, {scanned:,} characters, "
           f"{len(SECRETS)} secrets, 0 hits")
+
+
+@pytest.mark.parametrize("argv", [
+    ["hello.mnd", "--device-pas=SECRET"], ["hello.mnd", "--device-pass-file=SECRET"],
+    ["devices", "--device-pass=SECRET"]])
+def test_a_mistyped_option_is_named_without_its_value(argv):
+    """`--device-pas=PASSWORD` is refused naming only `--device-pas`."""
+    secret = SECRETS["MANED_T_LITERAL"]
+    argv = [a.replace("SECRET", secret) for a in argv]
+    for cmd in ([*RUN, *argv], [*LINT, argv[-1], str(EXAMPLES / "hello.mnd")]):
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=HANG_GUARD_S, cwd=EXAMPLES)
+        assert p.returncode == 2 and "unknown" in p.stderr, p.stderr
+        assert argv[-1].partition("=")[0] in p.stderr
+        assert secret not in p.stdout + p.stderr

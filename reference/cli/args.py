@@ -102,6 +102,12 @@ def usage_error(msg: str) -> MnError:
     return MnError(Diagnostic("EUSAGE", msg))
 
 
+def shown_argument(arg: str) -> str:
+    """An argument as a refusal may quote it: an option without its `=value` (a mistyped
+    --device-pas=SECRET must not print the secret)."""
+    return arg.partition("=")[0] if arg.startswith("-") else arg
+
+
 def window_ms(flag: str, text: str) -> int:
     """A discovery window in milliseconds, 1 to MAX_WINDOW_MS."""
     value = whole_number(text, 1, MAX_WINDOW_MS)
@@ -207,11 +213,11 @@ def parse_args(argv: list[str]) -> RunOptions:
             if opts.threads is None:
                 raise usage_error(f"--threads takes a whole number >= 1, not '{text[:32]}'")
         elif arg.startswith("-") and arg != "-":
-            raise usage_error(f"unknown argument: {arg}")
+            raise usage_error(f"unknown argument: {shown_argument(arg)}")
         elif opts.script is None:
             opts.script = arg
         else:
-            raise usage_error(f"unknown argument: {arg}")
+            raise usage_error(f"unknown argument: {shown_argument(arg)}")
     if opts.script is None and opts.show is None:
         raise usage_error("no script given (usage: maned-run <file.mnd> [options]; see --help)")
     opts.device = _device_override(credentials)

@@ -14,7 +14,7 @@ from bark_vm.wire.constants import DISCOVERY_PORT, DISCOVERY_PROBE
 from ..targets.discovery import (BROADCAST, DEFAULT_WINDOW_MS, MAX_WINDOW_MS,
                                  DiscoverySocketError, ProbeError, discover, parse_probe,
                                  resolve)
-from .args import ArgReader, usage_error, window_ms
+from .args import ArgReader, shown_argument, usage_error, window_ms
 from .version import version_text
 
 USAGE = f"""usage: maned-run devices [--probe HOST[:PORT]]... [--no-broadcast] [--timeout MS]
@@ -58,7 +58,7 @@ def parse_args(argv: list[str]) -> DevicesOptions:
         elif name == "--timeout":
             opts.window_ms = window_ms("--timeout", reader.value())
         else:
-            raise usage_error(f"maned-run devices: unknown argument: {arg} (see "
+            raise usage_error(f"maned-run devices: unknown argument: {shown_argument(arg)} (see "
                               "maned-run devices --help)")
     return opts
 

@@ -7,6 +7,7 @@ from ..check import check
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import lint_line, mask, run_line, sort_diagnostics
 from ..io.files import read_script
+from .args import shown_argument
 from .version import help_or_version
 
 USAGE = """usage: maned-lint <file.mnd>... [--format text|json]
@@ -76,7 +77,7 @@ def _args(argv: list[str]) -> tuple[list[str], str]:
         elif arg.startswith("--format="):
             fmt = arg.partition("=")[2]
         elif arg.startswith("-") and arg != "-":
-            raise _usage(f"unknown option {arg}")
+            raise _usage(f"unknown option {shown_argument(arg)}")
         else:
             paths.append(arg)
     if fmt not in ("text", "json"):

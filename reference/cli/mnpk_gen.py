@@ -30,7 +30,7 @@ from ..pipeline.compile import compile_script, input_values, script_source
 from ..tensor import Tensor
 from ..lowering.envelopes import JobError, encode_job, job_quant, result_entries
 from ..lowering.lower import LoweringError, lower
-from .args import ArgReader, ToolOptions, usage_error
+from .args import ArgReader, ToolOptions, shown_argument, usage_error
 from .version import version_text
 
 MUTATIONS = ("bad_magic", "bad_truncated", "bad_shape", "unsupported_op")
@@ -86,11 +86,11 @@ def parse_args(argv: list[str]) -> GenOptions:
                 raise usage_error(f"--mutate takes one of {', '.join(MUTATIONS)}, not '{text}'")
             opts.mutate = text
         elif arg.startswith("-") and arg != "-":
-            raise usage_error(f"unknown argument: {arg}")
+            raise usage_error(f"unknown argument: {shown_argument(arg)}")
         elif opts.script is None:
             opts.script = arg
         else:
-            raise usage_error(f"unknown argument: {arg}")
+            raise usage_error(f"unknown argument: {shown_argument(arg)}")
     if opts.show is None:
         if opts.script is None:
             raise usage_error("no script given (usage: mnpk-gen <file.mnd> --out DIR; see --help)")
