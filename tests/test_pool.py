@@ -102,6 +102,9 @@ def test_a_plain_flow_on_a_pool_runs_on_its_first_member(maned_run, monkeypatch,
     (["twin", "twin"], "", "error: device 'fleet': pool: two workers answer as 'twin' "),
     (["vm1"], 'device::vm1 { host = "local"; }\n', "error: device 'fleet' (pool): the worker "
      "'vm1' it found is also a device:: block of this script; rename one [EPLAN]"),
+    (["local"], "", "error: device 'fleet' (pool): a worker answers as 'local', a name the "
+     "run keeps for its own targets; give the worker at 127.0.0.1:"),
+    (["vm"], "", "error: device 'fleet' (pool): a worker answers as 'vm', a name the "),
 ])
 def test_a_pool_that_cannot_be_formed_is_refused_before_anything_runs(
         maned_run, monkeypatch, aliases, extra, line):

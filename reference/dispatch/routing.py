@@ -12,10 +12,14 @@ from ..ops.registry import BY_NAME
 from ..lowering.compiled import Compiler, interpreter_refusal
 from ..lowering.lower import LoweringError
 from ..targets.discovery import Discovery, DiscoverySocketError, ProbeError, Probing
-from .devices import (VM_ALIAS, DeviceSpec, deadline_of, device_specs, pool_members, pools,
-                      remote_of)
+from ..targets.target import LOCAL
+from .devices import (FORCED_ALIAS, VM_ALIAS, DeviceSpec, deadline_of, device_specs,
+                      pool_members, pools, remote_of)
 from .plan import Plan, definitions, statements
 from .scheduler import Routing
+from .trace import COORDINATOR
+
+RESERVED = (LOCAL, VM_ALIAS, FORCED_ALIAS, COORDINATOR)  # target names a pool member may not take
 
 TWO_ALIASES = ("flow '{flow}' names {n} @device aliases; a flow runs on one worker - use one "
                "alias, or a calc::ml:: sweep to fan a hyperparameter list across workers")
@@ -107,6 +111,10 @@ class _Pools:
                 raise _refuse(f"device '{alias}' (pool): no worker answered discovery "
                               f"({self.discovery.probing.describe()})")
             for m in members:
+                if m.alias in RESERVED:
+                    raise _refuse(f"device '{alias}' (pool): a worker answers as '{m.alias}', "
+                                  "a name the run keeps for its own targets; give the worker "
+                                  f"at {m.fields['host']} another BARK_ALIAS")
                 if m.alias in self.specs:
                     raise _refuse(f"device '{alias}' (pool): the worker '{m.alias}' it found "
                                   f"is also a device:: block of this script; rename one")
