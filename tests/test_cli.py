@@ -1,5 +1,6 @@
 """The installed commands as real child processes, and the CLI surface run in-process."""
 import json
+import re
 import shutil
 import subprocess
 import tracemalloc
@@ -7,6 +8,7 @@ import tracemalloc
 import pytest
 
 from conftest import EXAMPLES, run_tool
+from gates import HANG_GUARD_S
 from maned.cli import lint as lint_cli
 from maned.cli import run as run_cli
 from maned.targets.discovery import MAX_WINDOW_MS
@@ -328,15 +330,37 @@ def test_trace_to_stdout_is_refused(maned_run):
                "blocks) [EUSAGE]\n")
 
 
-def test_the_language_doc_lists_every_flag_of_maned_run():
-    """Issue 15: docs/language.md's synopsis names every flag --help shows."""
-    import re
-    from maned.cli.args import USAGE
-    from maned.cli.devices import USAGE as DEVICES_USAGE
-    flags = set(re.findall(r"--[a-z][a-z-]+", USAGE + DEVICES_USAGE))
-    doc = (EXAMPLES.parent / "docs" / "language.md").read_text()
-    documented = set(re.findall(r"--[a-z][a-z-]+", doc))  # whole flags, not prefixes
-    assert sorted(flags - documented) == []
+def _section(doc: str, heading: str) -> str:
+    """A docs/ page's section: from its heading line to the next heading of its level."""
+    text = (EXAMPLES.parent / "docs" / doc).read_text()
+    level = heading.split(" ")[0] + " "
+    after = text.split("\n" + heading + "\n", 1)[1]
+    return after.split("\n" + level, 1)[0]
+
+
+def _flags(text: str) -> set[str]:
+    return set(re.findall(r"--[a-z][a-z-]+", text)) - {"--help", "--version"}
+
+
+def _help(*argv: str) -> str:
+    p = subprocess.run([_exe(argv[0]), *argv[1:], "--help"], capture_output=True, text=True,
+                       timeout=HANG_GUARD_S)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+@pytest.mark.parametrize("doc, heading, command", [
+    ("language.md", "## maned-run", ("maned-run",)),
+    ("wire.md", "### bark-vm", ("bark-vm",)),
+    ("wire.md", "### bark-worker", ("bark-worker", "serve")),
+])
+def test_each_commands_doc_section_lists_every_flag_of_its_help(doc, heading, command):
+    """Issue 15: the section that documents a command names every flag its --help shows
+    (maned-run's includes `maned-run devices`)."""
+    shown = _help(*command)
+    if command == ("maned-run",):
+        shown += _help("maned-run", "devices")
+    assert sorted(_flags(shown) - _flags(_section(doc, heading))) == []
 
 
 def test_the_trace_as_a_perfetto_document(maned_run, workdir):

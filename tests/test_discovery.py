@@ -237,5 +237,5 @@ def test_an_alias_too_long_for_a_reply_is_refused_at_start():
                         "--discovery-port", "0"], env=env, capture_output=True, text=True,
                        timeout=60)
     assert (p.returncode, p.stderr) == (2, "bark-worker: refusing to start: BARK_ALIAS is 100 "
-                                           "characters; an alias has at most 64 bytes (it "
-                                           "travels in every discovery reply)\n")
+                                           "bytes; an alias has at most 64 (it travels in "
+                                           "every discovery reply)\n")

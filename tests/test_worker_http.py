@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from bark_vm.wire.envelope import decode_request, encode_request
-from gates import FAKES, Gate, until
+from gates import FAKES, HANG_GUARD_S, Gate, until
 from signals import other_threads, signal_thread
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -901,6 +901,31 @@ def test_the_password_may_come_from_a_file(tmp):
     assert (p.returncode, p.stderr) == (2, f"bark-worker: refusing to start: BARK_PASS_FILE "
                                            f"{str(tmp / 'none')!r} cannot be read (No such file "
                                            "or directory)\n")
+
+
+def _refusal(tmp, **env) -> tuple[int, str]:
+    full = {**os.environ, "BARK_USER": USER, "BARK_PASS": PASSWORD, **env}
+    p = subprocess.run(_command("bark-worker", "bark_vm.server") + ["serve", "--port", "0"],
+                       env=full, capture_output=True, text=True, timeout=HANG_GUARD_S)
+    return p.returncode, p.stderr
+
+
+def test_a_password_file_that_is_no_regular_file_is_refused_without_blocking(tmp):
+    """A FIFO would block open() until a writer came: it is refused at once."""
+    fifo = tmp / "fifo"
+    os.mkfifo(fifo)
+    assert _refusal(tmp, BARK_PASS="", BARK_PASS_FILE=str(fifo)) == (
+        2, f"bark-worker: refusing to start: BARK_PASS_FILE {str(fifo)!r} cannot be read "
+           "(not a regular file)\n")
+
+
+@pytest.mark.parametrize("alias, why", [
+    ("bob.i3", "is not an alias"), ("bob i3", "is not an alias"), ("3bob", "is not an alias"),
+    ("bøb", "is not an alias")])
+def test_an_alias_no_script_could_name_is_refused_at_start(tmp, alias, why):
+    code, err = _refusal(tmp, BARK_ALIAS=alias)
+    assert code == 2 and err.startswith("bark-worker: refusing to start: BARK_ALIAS ")
+    assert why in err and PASSWORD not in err
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tgkill is Linux's")

@@ -12,10 +12,12 @@ connection at a time; jobs run on one executor thread; discovery probes are answ
 UDP (same address, --discovery-port, 0 = off) by a thread of their own.
 """
 import argparse
+import errno
 import os
 import select
 import signal
 import socket
+import stat
 import sys
 import time
 
@@ -24,12 +26,12 @@ from ..wire.constants import (
     DISCOVERY_PORT, LOCKOUT_FAILURES,
 )
 from ..version import version_text
+from ..wire.alias import ALIAS_MAX, is_alias
 from .auth import Authenticator
 from .discovery import Responder
 from .endpoints import Endpoints, default_config
 
 DEFAULT_IO_TIMEOUT_S = 5.0
-ALIAS_MAX = 64  # bytes: an alias and the op list fit a discovery reply with room to spare
 PASS_FILE_MAX = 4096  # bytes of BARK_PASS_FILE read (a password, not a stream)
 EXAMPLES = """examples:
   BARK_ALIAS=bob BARK_USER=me BARK_PASS=secret bark-worker serve --port 4780
@@ -142,6 +144,8 @@ def _password(env) -> str:
     /run/secrets/NAME, DESIGN §11); OSError when that file cannot be read."""
     if env.get("BARK_PASS") or not env.get("BARK_PASS_FILE"):
         return env.get("BARK_PASS", "")
+    if not stat.S_ISREG(os.stat(env["BARK_PASS_FILE"]).st_mode):  # a FIFO would block open()
+        raise OSError(errno.EINVAL, "not a regular file")
     with open(env["BARK_PASS_FILE"], "rb") as f:
         first = f.read(PASS_FILE_MAX).split(b"\n", 1)[0].rstrip(b"\r")
     return first.decode("utf-8")
@@ -168,8 +172,14 @@ def serve(args, env) -> int:
         return 2
     alias = env.get("BARK_ALIAS") or "bark"
     if len(alias.encode("utf-8", "replace")) > ALIAS_MAX:
-        _say(f"bark-worker: refusing to start: BARK_ALIAS is {len(alias)} characters; an "
-             f"alias has at most {ALIAS_MAX} bytes (it travels in every discovery reply)")
+        _say(f"bark-worker: refusing to start: BARK_ALIAS is "
+             f"{len(alias.encode('utf-8', 'replace'))} bytes; an alias has at most "
+             f"{ALIAS_MAX} (it travels in every discovery reply)")
+        return 2
+    if not is_alias(alias):
+        _say(f"bark-worker: refusing to start: BARK_ALIAS {alias!r} is not an alias (letters, "
+             "digits and _, joined by single hyphens, not starting with a digit: bob-i3), "
+             "so no script could name it")
         return 2
     config = default_config(alias, args.abi, args.max_payload, args.max_job_memory << 20)
     try:

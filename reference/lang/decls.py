@@ -1,4 +1,6 @@
 """Declarations: the values of `in::`, `out::`, `status::` items and `device::` fields."""
+from bark_vm.wire.alias import is_alias
+
 from ..ops import registry
 from . import names
 from .ast import (CtorInput, DeviceField, EnvRef, FileInput, InputDecl, LiteralInput, Num,
@@ -121,7 +123,7 @@ def output_decl(toks: list[Token]) -> OutputDecl:
 def status_decl(toks: list[Token]) -> StatusDecl:
     head = toks[0]
     alias = head.text[len("status::"):]
-    if not names.is_alias(alias) or len(toks) > 1:
+    if not is_alias(alias) or len(toks) > 1:
         fail(toks[1] if len(toks) > 1 else head, "expected 'status::alias;'")
     return StatusDecl(head.pos, alias)
 

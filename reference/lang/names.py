@@ -1,7 +1,6 @@
 """The language's fixed vocabularies (reserved words, decorators, directive keys, ML names)
 and the nearest-name suggestion every "did you mean" uses."""
 import difflib
-import re
 
 # The stack ops, Forth semantics, top on the right: op -> (values it takes, which of them it
 # leaves, bottom first). dup a→a a, drop a→, swap a b→b a, over a b→a b a, rot a b c→b c a,
@@ -53,14 +52,6 @@ ML_ALGORITHMS = ("linear_regression", "logistic_regression", "svm", "kmeans", "k
                  "naive_bayes", "decision_tree", "isolation_forest", "pca", "xgboost", "hmm")
 
 # device:: fields a worker declaration may hold (W015 for any other).
-_ALIAS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")
-
-
-def is_alias(text: str) -> bool:
-    """A worker alias: an identifier, or identifiers joined by single hyphens (`bob-i3`)."""
-    return _ALIAS.fullmatch(text) is not None
-
-
 DEVICE_FIELDS = ("host", "port", "user", "pass", "token", "discover", "pool", "vm", "timeout")
 
 # Input source kinds: loaded here, and known kinds we refuse with E018 (R11, R40).

@@ -3,6 +3,8 @@
 Top-level items, the quantization preamble and definitions live here; declaration values
 are in `decls`, RPN statements and flow bodies in `body`, shared literal forms in `literals`.
 """
+from bark_vm.wire.alias import is_alias
+
 from ..diagnostics import Diagnostic, Pos
 from . import decls, names
 from .ast import (DeviceDecl, DeviceRef, Directive, FlowDef, Hyper, InputDecl, MLDef, Param,
@@ -250,7 +252,7 @@ class _Parser:
         c = self.c
         head = c.next()
         alias = head.text[len("device::"):]
-        if not names.is_alias(alias):
+        if not is_alias(alias):
             fail(head, f"device:: needs an alias (letters, digits, '_', '-'), found "
                  f"'{head.text}'")
         c.expect("{", f"'{{' to open the device::{alias} block", newlines=True)
@@ -533,7 +535,7 @@ def _device_refs(c: Cursor) -> list[DeviceRef]:
     while True:
         c.skip_newlines()
         a = c.next()
-        if a.kind != "NAME" or not names.is_alias(a.text):
+        if a.kind != "NAME" or not is_alias(a.text):
             fail(a if a.kind != ")" else at, "@device takes one or more worker aliases, as in "
                  "@device(bob)")
         refs.append(DeviceRef(a.pos, a.text))
