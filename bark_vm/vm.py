@@ -11,9 +11,10 @@ import argparse
 import os
 import sys
 
+from . import job_memory
 from .version import version_text
 from .wire.constants import (
-    DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNRS, WorkerError,
+    DEFAULT_MAX_PAYLOAD, FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNRS, WorkerError,
 )
 from .wire.frames import TruncatedFrame, error_json, read_frame, write_frame
 from .pipeline import WorkerConfig, handle
@@ -34,10 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--abi", type=int, choices=(1, 2), default=2, help="IR ABI (default 2)")
     p.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD, metavar="BYTES",
                    help=f"largest request payload accepted (default {DEFAULT_MAX_PAYLOAD})")
-    p.add_argument("--max-job-memory", type=int, default=DEFAULT_MAX_JOB_MEMORY >> 20,
-                   metavar="MIB", help="memory one job may hold; an instruction that would "
-                   "take it over is refused TOO_LARGE before it runs (default "
-                   f"{DEFAULT_MAX_JOB_MEMORY >> 20})")
+    job_memory.add_option(p)
     return p
 
 
@@ -77,14 +75,13 @@ def serve(stdin, stdout, config: WorkerConfig, log=None) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if args.max_payload < 0:
-        _parser().error("--max-payload must be >= 0")
-    if args.max_job_memory < 1:
-        _parser().error("--max-job-memory must be at least 1 (MiB)")
+        parser.error("--max-payload must be >= 0")
     config = WorkerConfig(alias=args.alias, kind="vm", abi=args.abi,
                           max_payload=args.max_payload, capacity=1,
-                          max_job_memory=args.max_job_memory << 20)
+                          max_job_memory=job_memory.budget_bytes(parser, args))
     try:
         code = serve(sys.stdin.buffer, sys.stdout.buffer, config)
     except (BrokenPipeError, KeyboardInterrupt):

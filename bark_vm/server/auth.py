@@ -14,7 +14,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from ..wire.constants import DEFAULT_LOCKOUT_S, LOCKOUT_FAILURES, TOKEN_TABLE_SIZE, WorkerError
+from ..wire.constants import (DEFAULT_LOCKOUT_S, LOCKED, LOCKOUT_FAILURES, TOKEN_TABLE_SIZE,
+                              WorkerError)
 
 MAX_TRACKED_NAMES = 4096  # failure records kept for other names than the worker's user
 
@@ -46,7 +47,7 @@ class Authenticator:
         record = self._failures.get(username)
         if record is not None and record.locked_until is not None:
             if now < record.locked_until:
-                raise WorkerError("AUTH_FAILED", "locked")
+                raise WorkerError("AUTH_FAILED", LOCKED)
             record.count, record.locked_until = 0, None  # the lock has run out
         user_ok = hmac.compare_digest(_bytes(username), self._user)
         pass_ok = hmac.compare_digest(_bytes(password), self._password)

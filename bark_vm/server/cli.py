@@ -22,9 +22,10 @@ import sys
 import time
 
 from ..wire.constants import (
-    DEFAULT_LOCKOUT_S, DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT,
+    DEFAULT_LOCKOUT_S, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT,
     DISCOVERY_PORT, LOCKOUT_FAILURES,
 )
+from .. import job_memory
 from ..version import version_text
 from ..wire.alias import ALIAS_MAX, is_alias
 from .auth import Authenticator
@@ -66,10 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--abi", type=int, choices=(1, 2), default=2, help="IR ABI (default 2)")
     s.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD, metavar="N",
                    help=f"largest request body accepted (default {DEFAULT_MAX_PAYLOAD})")
-    s.add_argument("--max-job-memory", type=int, default=DEFAULT_MAX_JOB_MEMORY >> 20,
-                   metavar="MIB", help="memory one job may hold; an instruction that would "
-                   "take it over is refused TOO_LARGE before it runs (default "
-                   f"{DEFAULT_MAX_JOB_MEMORY >> 20})")
+    job_memory.add_option(s)
     s.add_argument("--lockout-seconds", type=float, default=DEFAULT_LOCKOUT_S, metavar="N",
                    help=f"how long {LOCKOUT_FAILURES} failed logins lock a user name (default "
                    f"{DEFAULT_LOCKOUT_S})")
@@ -181,7 +179,7 @@ def serve(args, env) -> int:
              "digits and _, joined by single hyphens, not starting with a digit: bob-i3), "
              "so no script could name it")
         return 2
-    config = default_config(alias, args.abi, args.max_payload, args.max_job_memory << 20)
+    config = default_config(alias, args.abi, args.max_payload, args.job_memory_bytes)
     try:
         listener = socket.create_server((args.host, args.port), family=socket.AF_INET,
                                         backlog=16)
@@ -225,15 +223,15 @@ def serve(args, env) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     if args.max_payload < 0 or args.lockout_seconds < 0 or args.io_timeout <= 0:
-        _parser().error("--max-payload and --lockout-seconds must be >= 0, --io-timeout > 0")
-    if args.max_job_memory < 1:
-        _parser().error("--max-job-memory must be at least 1 (MiB)")
+        parser.error("--max-payload and --lockout-seconds must be >= 0, --io-timeout > 0")
+    args.job_memory_bytes = job_memory.budget_bytes(parser, args)
     if not 0 <= args.port <= 65535 or not 0 <= args.discovery_port <= 65535:
-        _parser().error("--port and --discovery-port must be 0..65535")
+        parser.error("--port and --discovery-port must be 0..65535")
     if args.advertise_port is not None and not 1 <= args.advertise_port <= 65535:
-        _parser().error("--advertise-port must be 1..65535")
+        parser.error("--advertise-port must be 1..65535")
     sys.exit(serve(args, os.environ))
 
 

@@ -44,6 +44,7 @@ SYNC_WAITING_MAX = 8  # sync requests bark-worker keeps waiting for its executor
 RESULT_TTL_S = 300  # a finished job's slot and result expire this long after it ends
 TOKEN_TABLE_SIZE = 16  # tokens held by a worker (LRU)
 LOCKOUT_FAILURES = 3  # consecutive bad logins that lock a user name
+LOCKED = "locked"  # the AUTH_FAILED detail of a locked user name (R21)
 DEFAULT_LOCKOUT_S = 60
 
 # Frames of the bark-vm stdio channel (4-byte type, u32 LE length, payload).

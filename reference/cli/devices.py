@@ -8,6 +8,7 @@ sent."""
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, MnError
+from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import mask, run_line
 from bark_vm.wire.constants import DISCOVERY_PORT, DISCOVERY_PROBE
 
@@ -92,4 +93,4 @@ def main(argv: list[str], out, err) -> int:
 def _fail(err, *diags: Diagnostic) -> int:
     for d in diags:
         err.write(run_line(d) + "\n")
-    return 1 if all(d.code == "ERUN" for d in diags) else 2
+    return exit_code([d.code for d in diags])

@@ -4,11 +4,11 @@ from dataclasses import dataclass, field
 
 from ..io.quant import decode
 from ..ml import descriptor
+from ..ml.gd import GD_FAMILY as GD
 from ..ml.hmm import PS
 
 MAX_SCALE = 18  # digits an int64 slot holds; a variance's scale 2q goes to twice that
 PS_DIGITS = len(str(PS)) - 1  # π, A and B are at scale PS = 10^PS_DIGITS
-GD = ("linear_regression", "logistic_regression", "svm")
 
 
 @dataclass
