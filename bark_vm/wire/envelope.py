@@ -76,35 +76,33 @@ def encode_entry(index: int, entry: Entry, dtype: int) -> bytes:
     """One tensor entry. `data` is the flat values, or their little-endian bytes in the
     envelope's dtype (a worker's buffer: the values fit by construction)."""
     shape = tuple(entry[0])
+    head = _entry_head(index, shape, dtype)
     if isinstance(entry[1], (bytes, bytearray, memoryview)):
-        return _encode_buffer(index, shape, bytes(entry[1]), dtype)
-    data = tuple(entry[1])
+        data = bytes(entry[1])
+        if len(data) != prod(shape) * ELEM_BYTES[dtype]:
+            raise ValueError(f"tensor {index}: {len(data)} bytes do not hold dims "
+                             f"{list(shape)}")
+        return head + data
+    values = tuple(entry[1])
+    if prod(shape) != len(values):
+        raise ValueError(f"tensor {index}: dims {list(shape)} do not hold {len(values)} "
+                         "elements")
+    lo, hi = DTYPE_RANGE[dtype]
+    if values and not lo <= min(values) <= max(values) <= hi:
+        bad = next(v for v in values if not lo <= v <= hi)
+        raise ValueError(f"tensor {index}: value {bad} does not fit {DTYPE_NAME[dtype]}")
+    return head + struct.pack(f"<{len(values)}{ELEM_FORMAT[dtype]}", *values)
+
+
+def _entry_head(index: int, shape: tuple[int, ...], dtype: int) -> bytes:
+    """An entry's index, dtype, rank and dims, each checked against its field's width."""
     if not 1 <= len(shape) <= MAX_RANK:
         raise ValueError(f"tensor {index}: rank {len(shape)} is not 1..{MAX_RANK}")
     if any(not 1 <= d <= 0xFFFFFFFF for d in shape):
         raise ValueError(f"tensor {index}: dims {list(shape)} must each be 1..2^32-1")
-    if prod(shape) != len(data):
-        raise ValueError(f"tensor {index}: dims {list(shape)} do not hold {len(data)} elements")
     if not 0 <= index <= 255:
         raise ValueError(f"tensor index {index} does not fit u8")
-    lo, hi = DTYPE_RANGE[dtype]
-    if data and not lo <= min(data) <= max(data) <= hi:
-        bad = next(v for v in data if not lo <= v <= hi)
-        raise ValueError(f"tensor {index}: value {bad} does not fit {DTYPE_NAME[dtype]}")
-    return (bytes((index, dtype, len(shape), 0)) + struct.pack(f"<{len(shape)}I", *shape)
-            + struct.pack(f"<{len(data)}{ELEM_FORMAT[dtype]}", *data))
-
-
-def _encode_buffer(index: int, shape: tuple[int, ...], data: bytes, dtype: int) -> bytes:
-    if not 1 <= len(shape) <= MAX_RANK or any(not 1 <= d <= 0xFFFFFFFF for d in shape):
-        raise ValueError(f"tensor {index}: dims {list(shape)} are not 1..{MAX_RANK} dims of "
-                         "1..2^32-1")
-    if len(data) != prod(shape) * ELEM_BYTES[dtype]:
-        raise ValueError(f"tensor {index}: {len(data)} bytes do not hold dims {list(shape)}")
-    if not 0 <= index <= 255:
-        raise ValueError(f"tensor index {index} does not fit u8")
-    return (bytes((index, dtype, len(shape), 0)) + struct.pack(f"<{len(shape)}I", *shape)
-            + data)
+    return bytes((index, dtype, len(shape), 0)) + struct.pack(f"<{len(shape)}I", *shape)
 
 
 def _dtype_ok(dtype: int) -> None:
