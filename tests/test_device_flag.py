@@ -126,7 +126,9 @@ def test_a_pre_issued_token_from_the_environment(worker, maned_run, monkeypatch)
     assert (code, out, err) == (0, "flow 'f' outputs:\nr : scalar = 2\n", "")
 
 
-def test_an_override_never_shows_its_secrets():
+def test_an_override_and_its_device_spec_never_show_their_secrets():
     from maned import DeviceOverride
     shown = repr(DeviceOverride("http://h", "u", "pass-in-repr", "token-in-repr"))
     assert "pass-in-repr" not in shown and "token-in-repr" not in shown
+    resolved = DeviceOverride("http://h", "u", "env:PASS_IN_SPEC").spec({"PASS_IN_SPEC": "p-9"})
+    assert resolved.fields["pass"] == "p-9" and "p-9" not in repr(resolved)

@@ -20,9 +20,12 @@ DEVICE_PASS_ENV = "MANED_DEVICE_PASS"  # --device-user's password when --device-
 
 @dataclass(frozen=True)
 class DeviceSpec:
+    """A device block's alias, kind and fields (which may hold a resolved password or
+    token, so its repr leaves them out)."""
+
     alias: str
     kind: str  # "vm" (host = "local") or "remote"
-    fields: dict
+    fields: dict = field(repr=False)
 
 
 @dataclass(frozen=True)
