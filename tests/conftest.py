@@ -2,12 +2,21 @@
 import io
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from maned.cli import lint as lint_cli
 from maned.cli import run as run_cli
+
+# No example database, and hypothesis's caches in a temporary folder: a run writes nothing
+# into the checkout, and each run draws afresh.
+settings.register_profile("suite", database=None)
+settings.load_profile("suite")
+set_hypothesis_home_dir(tempfile.mkdtemp(prefix="maned-hypothesis-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

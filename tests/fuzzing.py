@@ -11,10 +11,12 @@ import re
 import signal
 from contextlib import contextmanager
 
+from gates import HANG_GUARD_S
 from maned.diagnostics.ledger import LEDGER
 
 SCALE = int(os.environ.get("MANED_FUZZ_SCALE", "1"))
-CASE_DEADLINE_S = 10  # one case's answer; a case that takes longer is a hang, and fails
+assert SCALE >= 1, f"MANED_FUZZ_SCALE={SCALE}: a fuzz run has at least one round of cases"
+CASE_DEADLINE_S = HANG_GUARD_S  # one case's answer; a case that takes longer is a hang
 COUNTS: dict[str, int] = {}  # target -> cases run this session
 
 CODED = re.compile(r"\[([A-Z0-9]+)\]$")

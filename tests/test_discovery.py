@@ -20,6 +20,7 @@ from workers import LONG_WINDOW_MS, probes
 
 PASSWORD = "disc-pass-5e2a"
 PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
+NOBODY = free_port()  # vm2 advertises this port, where nothing listens
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,7 @@ def pair():
     ports = free_port(udp=True), free_port(udp=True)
     with worker_process("vm1", "test", PASSWORD, ("--discovery-port", str(ports[0]))) as a, \
             worker_process("vm2", "test", PASSWORD, ("--discovery-port", str(ports[1]),
-                                                     "--advertise-port", "4999")) as b:
+                                                     "--advertise-port", str(NOBODY))) as b:
         yield (a, ports[0]), (b, ports[1])
 
 
@@ -47,7 +48,7 @@ def test_two_workers_answer_unicast_probes(pair):
     assert out.splitlines() == [
         "ALIAS  KIND  " + "ADDRESS".ljust(width) + "  BUSY  OPS",
         f"vm1    x86   127.0.0.1:{a.port}  no    {ops_of(a)}",
-        "vm2    x86   " + "127.0.0.1:4999".ljust(width) + f"  no    {ops_of(b)}"]
+        "vm2    x86   " + f"127.0.0.1:{NOBODY}".ljust(width) + f"  no    {ops_of(b)}"]
 
 
 class Liar:
@@ -148,11 +149,11 @@ def test_a_found_worker_is_reached_at_its_advertised_port(pair, workdir, monkeyp
     monkeypatch.setenv("P_DISC", PASSWORD)
     script = workdir / "found.mnd"
     script.write_text(sweep_by_discovery())
-    # vm2 advertises 4999, where nothing listens: its rounds fail, vm1's run
+    # vm2 advertises a port where nothing listens: its rounds fail, vm1's run
     code, out, err = run_tool(run_cli, [str(script), *probes(pa, pb), "--discover-timeout",
                                         LONG_WINDOW_MS, "--trace",
                                         str(tmp_path / "t.jsonl")])
-    assert code == 1 and "device 'vm2' (127.0.0.1:4999): connect_failed" in err
+    assert code == 1 and f"device 'vm2' (127.0.0.1:{NOBODY}): connect_failed" in err
     assert '"target": "vm1"' in (tmp_path / "t.jsonl").read_text()
 
 

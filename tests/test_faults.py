@@ -34,6 +34,19 @@ def device(port: int, timeout: int = 30) -> str:
             f'pass = env("P_W"); timeout = {timeout}; }}\n')
 
 
+CHILDREN: list[subprocess.Popen] = []  # background runs, killed if a test left them
+
+
+@pytest.fixture(autouse=True)
+def no_child_left():
+    yield
+    while CHILDREN:
+        child = CHILDREN.pop()
+        if child.poll() is None:
+            child.kill()
+        child.communicate(timeout=HANG_GUARD_S)
+
+
 def maned_run(tmp_path, text: str, *args: str, background=False):
     path = tmp_path / "fault.mnd"
     path.write_text(text)
@@ -41,8 +54,10 @@ def maned_run(tmp_path, text: str, *args: str, background=False):
            str(path), *args]
     env = dict(os.environ, P_W=PASSWORD)
     if background:
-        return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+        CHILDREN.append(child)
+        return child
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
     return p.returncode, p.stdout, p.stderr
 
@@ -185,7 +200,7 @@ def _restart_behind(proxy, tmp_path, budget: int, held_on: str, after: int):
               "a request held at the proxy")
         assert proxy.requests("hold"), "the run ended before the hold"
         first.handle.kill()
-        first.handle.wait()
+        first.handle.wait(timeout=HANG_GUARD_S)
     with worker_process("w", "test", PASSWORD) as second:
         proxy.retarget(second.host, second.port)
         hold.release()
@@ -256,7 +271,7 @@ def test_a_slow_sync_job_ends_at_the_deadline_and_the_worker_serves_on(gated, tm
     assert gate.entries() == [["job", str(w.handle.pid)]]  # it was running, held, when cut off
     gate.open()
     until(lambda: counters(w)["jobs_done"] == 1, "the abandoned job finished")
-    assert maned_run(tmp_path, HEAD + SMALL + device(w.port, 1) + FLOW) == (0, SMALL_OUT, "")
+    assert maned_run(tmp_path, HEAD + SMALL + device(w.port) + FLOW) == (0, SMALL_OUT, "")
 
 
 def test_a_slow_async_job_outlives_the_answer_deadline(gated, tmp_path):

@@ -29,11 +29,11 @@ def test_a_model_file_and_a_printed_descriptor_read_the_same(maned_run, workdir)
                                      "intercept: yes", "standardized: yes"]
     slots = [int(v) for v in out.split("model : [15] = [")[1].split("]")[0].split(", ")]
     w1, w2, b, m1, m2, s1, s2 = slots[8:]
-    assert f"weights: {w1 / 100:.2f}, {w2 / 100:.2f}" in text  # scale 2: hundredths
-    assert f"bias: {b / 100:.2f}" in text
-    assert f"feature_sds: {s1 / 100:.2f}, {s2 / 100:.2f}" in text
+    assert f"weights: {hundredths(w1)}, {hundredths(w2)}" in text  # scale 2: hundredths
+    assert f"bias: {hundredths(b)}" in text
+    assert f"feature_sds: {hundredths(s1)}, {hundredths(s2)}" in text
     info = json.loads(run_tool(model_cli, ["show", "fit.mnm", "--json"])[1])
-    assert info["valid"] and info["weights"] == [f"{w1 / 100:.2f}", f"{w2 / 100:.2f}"]
+    assert info["valid"] and info["weights"] == [hundredths(w1), hundredths(w2)]
 
 
 def test_a_forged_descriptor_is_shown_as_invalid_with_its_reason(workdir):
@@ -96,6 +96,7 @@ def test_naive_bayes_shows_each_class_in_real_units(maned_run, workdir):
     info, text, p = _fit(maned_run, workdir, "naive_bayes")
     c, d = p[0], info["features"]
     means, variances = p[1 + 2 * c:1 + 2 * c + c * d], p[1 + 2 * c + c * d:]
+    assert len(info["class_table"]) == c >= 2
     for i, row in enumerate(info["class_table"]):
         assert (row["label"], row["count"]) == (p[1 + i], p[1 + c + i])
         assert row["means"] == [hundredths(v) for v in means[i * d:(i + 1) * d]]

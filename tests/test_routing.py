@@ -246,6 +246,17 @@ def test_progress_lines_go_to_stderr(maned_run):
     assert maned_run("sweep.mnd", "--verify")[2] == ""
 
 
+def _reap(pid: int, give_up: float) -> int:
+    """The child's wait status, killed if it has not ended by `give_up`."""
+    while time.monotonic() < give_up:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    return os.waitpid(pid, 0)[1]
+
+
 def test_progress_on_a_terminal_is_one_line_redrawn_per_definition(workdir):
     """On a real terminal (a pty), the status line is redrawn in place and each finished
     definition and the verify phase leave their last line."""
@@ -253,9 +264,12 @@ def test_progress_on_a_terminal_is_one_line_redrawn_per_definition(workdir):
     script = expand(open(EXAMPLES / "sweep.mnd").read())
     (workdir / "t.mnd").write_text(script)
     pid, fd = pty.fork()
-    if pid == 0:  # the child: maned-run on the pty
-        os.execv(sys.executable, [sys.executable, "-c", "from maned.cli.run import "
-                                  "console_main; console_main()", "t.mnd", "--verify"])
+    if pid == 0:  # the child: maned-run on the pty (never back into pytest)
+        try:
+            os.execv(sys.executable, [sys.executable, "-c", "from maned.cli.run import "
+                                      "console_main; console_main()", "t.mnd", "--verify"])
+        finally:
+            os._exit(127)
     import select
     from gates import HANG_GUARD_S
     chunks, give_up = [], time.monotonic() + HANG_GUARD_S  # the hang guard, never a pass
@@ -271,7 +285,7 @@ def test_progress_on_a_terminal_is_one_line_redrawn_per_definition(workdir):
         chunks.append(data)
     else:
         os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
+    status = _reap(pid, give_up)
     text = b"".join(chunks).decode()
     assert os.waitstatus_to_exitcode(status) == 0
     assert "\r\x1b[K" in text  # redrawn in place

@@ -24,6 +24,7 @@ def matmul_mod32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     a·b = lo·lo + 2^16·(hi·lo + lo·hi) + 2^32·hi·hi; the last term vanishes mod 2^32 and only
     the low 16 bits of the middle sum matter. Three float64 products, each exact (K < 2^21).
+    What it allocates is bounded in footprint.py's _matmul: change the two together.
     """
     m, k = a.shape
     n = b.shape[1]
