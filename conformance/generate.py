@@ -45,8 +45,21 @@ def case(about: str, script: str, inputs: dict | None = None, **extra) -> str:
     if inputs:
         lines.append("inputs = { " + ", ".join(f"{k} = {json.dumps(v)}"
                                                for k, v in inputs.items()) + " }")
-    lines += [f"{k} = {json.dumps(v)}" for k, v in extra.items()]
+    lines += [f"{k} = {_toml(v)}" for k, v in extra.items()]
     return "\n".join(lines) + "\n"
+
+
+def _toml(value) -> str:
+    """A TOML value: a table inline, anything else as JSON (which TOML reads alike)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
+
+
+# Who refuses (cases.py): planning refusals never reach a worker, so they run on the
+# reference and the VM only; a refusal by the worker names its CDP code.
+PLANNED = {"refused": {"code": "ERUN", "by": "planning"}, "targets": ["local", "vm"]}
+NOT_ROUTABLE = {"refused": {"code": "EPLAN", "by": "planning"}, "targets": ["vm"]}
 
 
 def generate() -> dict[str, str]:
@@ -107,16 +120,16 @@ def generate() -> dict[str, str]:
                 "a", f"a {{axis: 3}} {op} r ="), {"a": tensor((2, 1, 2, 3), values(rng, 12))})
         out[f"ops/{op}/rank0_axis_refused.toml"] = case(
             f"{op} with an axis on a rank-0 operand is refused on every target (ops §5.0)",
-            HEAD[0] + flow("a", f"a {{axis: 0}} {op} r ="), {"a": "7"}, refused="ERUN")
+            HEAD[0] + flow("a", f"a {{axis: 0}} {op} r ="), {"a": "7"}, **PLANNED)
     out["ops/softmax/rank0_axis_refused.toml"] = case(
         "softmax with an axis on a rank-0 operand is refused on every target",
-        HEAD[2] + flow("a", "a {axis: 0} softmax r ="), {"a": "7"}, refused="ERUN")
+        HEAD[2] + flow("a", "a {axis: 0} softmax r ="), {"a": "7"}, **PLANNED)
     out["ops/concat/rank0_refused.toml"] = case(
         "concat of rank-0 operands is refused on every target (it has no axis 0)",
-        HEAD[0] + flow("a", "a a concat r ="), {"a": "7"}, refused="ERUN")
+        HEAD[0] + flow("a", "a a concat r ="), {"a": "7"}, **PLANNED)
     out["ops/split/rank0_refused.toml"] = case(
         "{sections: 1} split of a rank-0 operand is refused on every target",
-        HEAD[0] + flow("a", "a {sections: 1} split r ="), {"a": "7"}, refused="ERUN")
+        HEAD[0] + flow("a", "a {sections: 1} split r ="), {"a": "7"}, **PLANNED)
     for m, k, n in [(2, 3, 2), (1, 1, 1), (3, 4, 5)]:
         out[f"ops/matmul/{m}x{k}x{n}.toml"] = case(
             f"matmul [{m},{k}]·[{k},{n}] at int32 edge values (wraps)",
@@ -158,12 +171,12 @@ def generate() -> dict[str, str]:
             f"conv2d with a negative {key} is refused on every target, in the same words",
             HEAD[0] + flow("x, k", f"x k {{{key}: -1}} conv2d r ="),
             {"x": tensor((4, 5), list(range(20))), "k": tensor((2, 2), [1, 0, 0, 1])},
-            refused="ERUN")
+            **PLANNED)
         out[f"ops/conv2d/{key}_256_not_routable.toml"] = case(
             f"conv2d {key} 256 does not fit the wire's byte: refused before sending",
             HEAD[0] + flow("x, k", f"x k {{{key}: 256}} conv2d r ="),
             {"x": tensor((4, 5), list(range(20))), "k": tensor((2, 2), [1, 0, 0, 1])},
-            refused="EPLAN", targets=["vm", "hardware"])
+            **NOT_ROUTABLE)
     out["ops/conv2d/edges.toml"] = case(
         "conv2d over int32 edge values with an edge-valued kernel (wraps)",
         HEAD[0] + flow("x, k", "x k {stride: 1, padding: 1} conv2d r ="),
@@ -194,23 +207,24 @@ def generate() -> dict[str, str]:
             f"{op} kernel_size 2, stride 255 (the wire's largest)",
             HEAD[0] + flow("x", f"x {{kernel_size: 2, stride: 255}} {op} r ="),
             {"x": tensor((3, 4), values(rng, 12))})
-        for p, why in [("kernel_size: 0", "a kernel of 0"), ("kernel_size: 2, stride: 0",
-                                                              "an explicit stride 0"),
-                       ("kernel_size: 5", "a window larger than the input")]:
+        by_worker = {"refused": {"code": "ERUN", "by": "worker", "cdp": "SHAPE_MISMATCH"}}
+        for p, why, who in [("kernel_size: 0", "a kernel of 0", PLANNED),
+                            ("kernel_size: 2, stride: 0", "an explicit stride 0", PLANNED),
+                            ("kernel_size: 5", "a window larger than the input", by_worker)]:
             name = p.replace("kernel_size: ", "k").replace(", stride: ", "_s")
             out[f"ops/{op}/{name}_refused.toml"] = case(
                 f"{op} with {why} is refused on every target", HEAD[0] + flow(
                     "x", f"x {{{p}}} {op} r ="), {"x": tensor((4, 4), values(rng, 16))},
-                refused="ERUN")
+                **who)
         out[f"ops/{op}/no_kernel_refused.toml"] = case(
             f"{op} without kernel_size is refused on every target", HEAD[0] + flow(
-                "x", f"x {op} r ="), {"x": tensor((4, 4), values(rng, 16))}, refused="ERUN")
+                "x", f"x {op} r ="), {"x": tensor((4, 4), values(rng, 16))}, **PLANNED)
         for p in ("kernel_size: 256", "kernel_size: 2, stride: 256"):
             name = p.replace("kernel_size: ", "k").replace(", stride: ", "_s")
             out[f"ops/{op}/{name}_not_routable.toml"] = case(
                 f"{op} {{{p}}} does not fit the wire's byte: refused before sending",
                 HEAD[0] + flow("x", f"x {{{p}}} {op} r ="), {"x": tensor((4, 4), values(rng, 16))},
-                refused="EPLAN", targets=["vm", "hardware"])
+                **NOT_ROUTABLE)
     for op in ("sigmoid", "tanh", "layernorm"):
         out[f"ops/{op}/edges.toml"] = case(
             f"{op} over the int32 edge values", (HEAD[2] if op != "layernorm" else HEAD[0])
@@ -277,7 +291,8 @@ def ml_cases() -> dict[str, str]:
                     out[f"ml/{algo}/budget_{low}_refused.toml"] = case(
                         f"{algo} with budget: {low}, too small for one step, is refused on "
                         "every target", _with_key(text, "budget", str(low)),
-                        refused=refused.diagnostics[0].code)
+                        refused={"code": refused.diagnostics[0].code, "by": "planning"},
+                        targets=["local", "vm"])
                     break
         if algo in ("linear_regression", "logistic_regression", "svm"):
             many = re.sub(r"iters: *\d+", "iters: 120", text).replace(

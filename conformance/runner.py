@@ -64,6 +64,9 @@ def run_case(case: Case, target, deadline_s: float = CASE_DEADLINE_S) -> Outcome
 
 def _run(case: Case, target: str, device) -> Outcome:
     try:
+        if case.mutation is not None:  # a request case: its bytes go to the worker as made
+            from .requests import run_request
+            return run_request(case, target, device)
         report = maned.run(source=case.script, base_dir=case.folder, inputs=case.inputs,
                            require_vm=device is not None, verify=device is not None,
                            devices={ROUTE: device} if device is not None else None)
@@ -89,11 +92,18 @@ def first_differing_job(case: Case, routed: maned.Report) -> str | None:
     return None
 
 
+# A failure whose cause is not the worker's answer to the case's request: the run could not
+# ask the worker (a login, the protocol, the job slots), so nothing about the case is known.
+NOT_ASKED = {"AUTH_FAILED", "AUTH_REQUIRED", "PROTO_VERSION", "BUSY", "NOT_READY",
+             "NO_SUCH_JOB", "TOO_LARGE_FOR_SYNC", "NOT_IMPLEMENTED"}
+
+
 def judge(case: Case, target: str, report: maned.Report) -> Outcome:
     outputs = {f.flow: {v.name: list(v.values) for v in f.outputs} for f in report.flows}
     errors = [d for d in report.diagnostics if d.severity == "error"]
     first = errors[0] if errors else None
     causes = [d.cause for d in errors if d.cause]
+    who = "reference" if target == "local" else "worker"
 
     def outcome(status: str, detail: str = "", outs=None) -> Outcome:
         return Outcome(case.id, target, status, detail, outputs if outs is None else outs)
@@ -108,11 +118,11 @@ def judge(case: Case, target: str, report: maned.Report) -> Outcome:
         return outcome("timeout", _line(errors, "timeout"))
     if any(c in BROKEN for c in causes):
         return outcome("error", _line(errors, *BROKEN))
+    if any(c in NOT_ASKED for c in causes):
+        return outcome("error", "the worker was not asked the case: "
+                       + _line(errors, *NOT_ASKED))
     if case.refused:
-        if first is not None and first.code == case.refused:
-            return outcome("pass", f"refused [{first.code}]", {"refused": first.code})
-        got = f"[{first.code}] {first.message}" if first else "it ran (exit 0)"
-        return outcome("fail", f"expected a refusal [{case.refused}], got {got}")
+        return _refusal(case, target, report, first, outcome)
     if first is not None:
         return outcome("fail", f"[{first.code}] {first.message}")
     if report.verify is not None and report.verify.status == "MISMATCH":
@@ -120,9 +130,9 @@ def judge(case: Case, target: str, report: maned.Report) -> Outcome:
         where = f"flow '{m.flow}' output '{m.output}'"
         if m.kind == "slot":
             return outcome("fail", f"{where} differs at slot {m.slot}: reference {m.local}, "
-                                   f"{target} {m.routed}")
+                                   f"{who} {m.routed}")
         if m.kind == "shape":
-            return outcome("fail", f"{where} has shape {list(m.routed_shape)} on {target}, "
+            return outcome("fail", f"{where} has shape {list(m.routed_shape)} on the {who}, "
                                    f"{list(m.local_shape)} in the reference")
         return outcome("fail", f"flow '{m.flow}' was not produced by the reference")
     for key, want in case.golden:
@@ -131,6 +141,33 @@ def judge(case: Case, target: str, report: maned.Report) -> Outcome:
         if got != list(want):
             return outcome("fail", f"golden {key}: documented {list(want)}, got {got}")
     return outcome("pass")
+
+
+def _refusal(case: Case, target: str, report: maned.Report, first, outcome) -> Outcome:
+    """A refusal case: the expected code, given by the expected side. The reference refuses
+    with the code; on a routed target the worker answers the CDP code to a request it was
+    sent, or planning refuses before anything is sent. A worker that answers another CDP
+    code fails; a refusal of any other cause is an error, never a pass."""
+    want = case.refused
+    expected = want.words(target)
+    if first is None:
+        return outcome("fail", f"expected {expected}, but it ran (exit 0)")
+    got = f"[{first.code}] {first.message}"
+    sent = [j for j in report.jobs if j.target != "local"]
+    if target == "local" or want.by == "planning":
+        if first.code == want.code and first.cause is None and not sent:
+            return outcome("pass", f"refused [{first.code}]", {"refused": first.code})
+        if sent and target != "local":
+            return outcome("fail", f"expected {expected}, but a request was sent: {got}")
+        return outcome("error", f"expected {expected}, got another cause: {got}")
+    if first.code == want.code and first.cause == want.cdp:
+        return outcome("pass", f"refused [{first.code}] by the worker with {first.cause}",
+                       {"refused": first.cause})
+    if first.cause is not None and not sent:
+        return outcome("error", f"expected {expected}, got another cause: {got}")
+    if first.cause is not None:
+        return outcome("fail", f"expected {expected}, the worker answered {first.cause}: {got}")
+    return outcome("error", f"expected {expected}, got another cause: {got}")
 
 
 def _line(errors, *causes) -> str:
