@@ -5,25 +5,30 @@ then every case), and its report.
                   [--case-timeout SECONDS] [--first-failure] [--cases PREFIX]
 
 URL is http://HOST:PORT (default $BARK_URL); the credentials come from BARK_USER and
-BARK_PASS. Writes DIR (default certify-report/): report.json, summary.md, junit.xml,
-signature.txt. Exit 0 when every case passed (not-supported ones too with
---allow-unsupported), 1 when any failed, timed out or errored, 2 for a usage error.
-One case never stops the others: each job has a deadline, each case a total deadline, and
-a worker found dead after a case is reported for every case left, not waited on.
+BARK_PASS. Before any case, one login: a worker that does not answer, or refuses the
+credentials, is the operator's error (exit 2), never a verdict on the worker. Writes DIR
+(default certify-report/): report.json, summary.md, junit.xml, and signature.txt when the
+whole case set passed. Exit 0 when every case run passed (not-supported ones too with
+--allow-unsupported), 1 when any failed, timed out or errored, 2 for a usage or operator
+error. One case never stops the others: each job has a deadline, each case a total
+deadline, and a worker found dead after a case is reported for every case left, not
+waited on. Every report lists every check and case of the set, whatever happened.
 """
 import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from maned.diagnostics.printer import mask, register_secret
+from maned.diagnostics.printer import register_secret
 from maned.targets.limits import MAX_DEADLINE_S
 
 from . import report
 from .cases import CaseError, all_cases
-from .protocol import golden_answered, run_protocol
-from .runner import Outcome, run_case
+from .preflight import OperatorError, preflight
+from .protocol import CHECKS, golden_answered, run_protocol
+from .runner import Outcome, not_run, run_case
 from .targets import CASE_DEADLINE_S, JOB_DEADLINE_S, WorkerUnderTest
 
 PROBE_DEADLINE_S = 5.0
@@ -64,54 +69,79 @@ def main(argv: list[str] | None = None) -> int:
         if not 0 < getattr(args, name) <= MAX_DEADLINE_S:
             return _usage(f"--{name.replace('_', '-')} must be above 0 and at most "
                           f"{MAX_DEADLINE_S} seconds")
-    register_secret(os.environ.get("BARK_PASS", ""))
     try:
-        worker = WorkerUnderTest(args.url, deadline_s=args.job_timeout)
-        cases = [c for c in all_cases() if "hardware" in c.targets
-                 and c.id.startswith(args.cases)]
+        where = WorkerUnderTest(args.url, deadline_s=args.job_timeout)
+        full = [c for c in all_cases() if "hardware" in c.targets]
     except (ValueError, CaseError) as e:
         return _usage(str(e))
+    cases = [c for c in full if c.id.startswith(args.cases)]
     if not cases:
         return _usage(f"no case id starts with {args.cases!r}; nothing would be certified")
+    user, password = os.environ.get("BARK_USER", ""), os.environ.get("BARK_PASS", "")
+    if not (user and password):
+        return _usage("set BARK_USER and BARK_PASS to the worker's user and password (the "
+                      "credentials never go on the command line)")
+    register_secret(password)
     try:  # before anything runs: a report that cannot be written is a usage error
         Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as e:
         return _usage(f"cannot write the report folder {args.out}: {e.strerror or e}")
+    scope = report.Scope(report.case_set_digest(full), args.cases or None, len(full),
+                         len(cases))
     t0 = time.monotonic()
     try:
-        status = worker.status()
-    except Exception as e:  # still a report: every case an error saying why
-        why = f"{args.url} does not answer its status: {getattr(e, 'message', e)}"
-        sys.stderr.write(mask(f"maned-certify: {why} [ERUN]") + "\n")
+        session = preflight(args.url, where.host, where.port, user, password,
+                            min(args.job_timeout, PROBE_DEADLINE_S))
+    except OperatorError as e:  # nothing was asked: every check and case says so
+        why = str(e)
+        sys.stderr.write(report.display(f"maned-certify: {why} [EUSAGE]") + "\n")
         info = {"alias": None, "url": args.url, "kind": None, "ir": None, "rf_slots": None,
                 "ops": []}
-        outcomes = [Outcome("protocol/status", "hardware", "error", why)] + [
-            Outcome(c.id, "hardware", "error", "not run: the worker does not answer its "
-                    "status") for c in cases]
-        report.write(Path(args.out), info, cases, outcomes, time.monotonic() - t0)
-        worker.close()
-        return 1
-    outcomes = run_protocol(worker.host, worker.port, os.environ.get("BARK_USER"),
-                            os.environ.get("BARK_PASS"), args.job_timeout)
-    if not (args.first_failure and any(o.status != "pass" for o in outcomes)):
+        outcomes = [not_run(f"protocol/{n}", f"not run: {why}") for n in CHECKS] + [
+            not_run(c.id, f"not run: {why}") for c in cases]
+        report.write(Path(args.out), info, cases, outcomes, time.monotonic() - t0,
+                     replace(scope, not_run=why))
+        return 2
+    status = session.status
+    worker = WorkerUnderTest(args.url, deadline_s=args.job_timeout, token=session.token,
+                             alias=status.alias)
+    outcomes = run_protocol(worker.host, worker.port, user, password, args.job_timeout,
+                            session.token)
+    if args.first_failure and any(o.status != "pass" for o in outcomes):
+        outcomes += [not_run(c.id, "not run: --first-failure stopped the run")
+                     for c in cases]
+    else:
         outcomes += certify(worker, args.url, cases, args.first_failure, args.case_timeout,
                             args.job_timeout)
     seconds = time.monotonic() - t0
     info = {"alias": status.alias, "url": args.url, "kind": status.kind, "ir": status.ir,
             "rf_slots": status.rf_slots, "ops": list(status.ops)}
-    counts = report.write(Path(args.out), info, cases, outcomes, seconds)
+    doc = report.write(Path(args.out), info, cases, outcomes, seconds, scope)
     worker.close()
+    _headline(doc, args, seconds)
+    counts = doc["counts"]
     bad = counts["fail"] + counts["timeout"] + counts["error"] + (
         0 if args.allow_unsupported else counts["not_supported"])
-    sys.stdout.write(f"maned-certify: {status.alias} at {args.url}: {len(outcomes)} cases in "
-                     f"{seconds:.1f} s: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in
-                                                     counts.items()) +
-                     f"; report in {args.out}/\n")
-    for o in outcomes:
-        if o.status != "pass":
-            sys.stdout.write(mask(f"  {o.status}: {o.case}: {o.detail}") + "\n")
-            break
     return 1 if bad else 0
+
+
+def _headline(doc: dict, args, seconds: float) -> None:
+    """The verdict on stdout: the counts, the cause-first failure, the signature or why
+    there is none."""
+    counts, alias = doc["counts"], report.display(doc["worker"]["alias"])
+    partial = (f" PARTIAL (--cases {report.display(args.cases)}: {doc['partial']['run']} "
+               f"of {doc['partial']['of']} cases, not a certification);"
+               if doc["partial"] else "")
+    out = [f"maned-certify: {alias} at {report.display(args.url)}:{partial} "
+           f"{len(doc['cases'])} checks and cases in {seconds:.1f} s: "
+           + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items())
+           + f"; report in {report.display(args.out)}/"]
+    if doc["failures"]:
+        first = next(c for c in doc["cases"] if c["id"] == doc["failures"][0])
+        out.append(f"  {first['status']}: {first['id']}: {report.display(first['detail'])}")
+    out.append(f"  signature: {doc['signature']}" if doc["signature"] else
+               f"  no signature: {doc['why_no_signature']}")
+    sys.stdout.write("\n".join(out) + "\n")
 
 
 def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool,
@@ -125,14 +155,14 @@ def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool,
     dead = None  # why the worker is no longer asked
     for case in cases:
         if dead:
-            outcomes.append(Outcome(case.id, "hardware", "error", dead))
+            outcomes.append(not_run(case.id, dead))
             continue
         o = run_case(case, worker, case_deadline_s)
         outcomes.append(o)
         if o.status != "pass" and first_failure:
-            break
-        if o.status in ("timeout", "error") and not _alive(url, job_deadline_s +
-                                                           PROBE_DEADLINE_S):
+            dead = f"not run: --first-failure stopped the run at case {case.id}"
+        elif o.status in ("timeout", "error") and not _alive(url, job_deadline_s +
+                                                             PROBE_DEADLINE_S):
             dead = f"the worker stopped answering jobs after case {case.id}"
     return outcomes
 

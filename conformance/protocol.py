@@ -23,7 +23,7 @@ from maned.tensor import Tensor
 from maned.targets.http_exchange import Exchange, ExchangeFailure
 from maned.targets.limits import CONNECT_TIMEOUT_S, MAX_HEAD_BYTES
 
-from .runner import Outcome
+from .runner import Outcome, not_run
 
 GOLDEN_SCRIPT = """mnd::quantmax=1000;
 mnd::quantmin=-1000;
@@ -241,6 +241,8 @@ def checks(p: Probe):
     def auth_failed():
         _error_of(p.login(p.user, "not-" + (p.password or "")), "AUTH_FAILED",
                   "a wrong password")
+        if p.login(p.user, p.password)[0] != 200:  # resets the user's count of failures:
+            raise Failed("the right password was refused after one wrong one")  # no lock
 
     def lockout():
         for _ in range(3):
@@ -341,13 +343,19 @@ def checks(p: Probe):
             ("exec_failed", exec_failed), ("busy", busy), ("not_ready", not_ready)]
 
 
-def run_protocol(host: str, port: int, user, password, deadline_s: float) -> list[Outcome]:
-    """Every check, in order; after a failed `status` the others cannot be judged."""
+CHECKS = tuple(name for name, _ in checks(None))  # the checks' names, in report order
+
+
+def run_protocol(host: str, port: int, user, password, deadline_s: float,
+                 token: str | None = None) -> list[Outcome]:
+    """Every check, in order; after a failed `status` the others cannot be judged. `token`
+    is the certification's own login, so the checks log in no more than they test."""
     probe, out = Probe(host, port, user, password, deadline_s), []
+    probe._token = token
     for name, check in checks(probe):
         cid = f"protocol/{name}"
         if out and out[0].status != "pass":
-            out.append(Outcome(cid, "hardware", "error", "the worker's status failed"))
+            out.append(not_run(cid, "not run: the worker's status failed"))
             continue
         try:
             detail = check() or ""
@@ -366,7 +374,7 @@ def run_protocol(host: str, port: int, user, password, deadline_s: float) -> lis
             out.append(Outcome(cid, "hardware", "error", f"{type(e).__name__}: {e}"))
     names = [name for name, _ in checks(probe)]
     done = {o.case for o in out}
-    out += [Outcome(f"protocol/{n}", "hardware", "error", "not run: an earlier check timed out")
+    out += [not_run(f"protocol/{n}", "not run: an earlier check timed out")
             for n in names if f"protocol/{n}" not in done]
     return out
 

@@ -32,6 +32,12 @@ class Outcome:
     status: str
     detail: str = ""
     outputs: dict = field(default_factory=dict)  # {flow: {output: [values]}}, or refused
+    asked: bool = True  # False: listed, but never put to the worker (an `error` saying why)
+
+
+def not_run(case: str, why: str) -> Outcome:
+    """A check or case the run listed but never asked (so every report has every case)."""
+    return Outcome(case, "hardware", "error", why, asked=False)
 
 
 ABORT_GRACE_S = 5.0  # after an abort, how long the case's run gets to wind down

@@ -67,12 +67,15 @@ class VmUnderTest:
 
 
 class WorkerUnderTest:
-    """A CDP worker at `url` (http://HOST:PORT), credentials from BARK_USER / BARK_PASS."""
+    """A CDP worker at `url` (http://HOST:PORT), credentials from BARK_USER / BARK_PASS;
+    `token`, a login already made (a certification logs in once); `alias`, the name its
+    messages give the worker."""
 
     name = "hardware"
 
     def __init__(self, url: str, user: str | None = None, password: str | None = None,
-                 deadline_s: float = JOB_DEADLINE_S):
+                 deadline_s: float = JOB_DEADLINE_S, token: str | None = None,
+                 alias: str = "worker"):
         parts = urlsplit(url if "//" in url else "http://" + url)
         if parts.scheme != "http" or not parts.hostname:
             raise ValueError(f"{url!r} is not http://HOST[:PORT]")
@@ -80,8 +83,8 @@ class WorkerUnderTest:
         user = user if user is not None else os.environ.get("BARK_USER")
         password = password if password is not None else os.environ.get("BARK_PASS")
         self.deadline_s = deadline_s
-        self._fresh = lambda: CdpDevice("hardware", self.host, self.port, user or None,
-                                        password or None, None, deadline_s)
+        self._fresh = lambda: CdpDevice(alias, self.host, self.port, user or None,
+                                        password or None, token, deadline_s)
         self._device = self._fresh()
 
     def device(self) -> CdpDevice:

@@ -7,16 +7,23 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from urllib.request import urlopen
+
 import pytest
 
 from bark_vm.container import worker_process
 from maned_conformance import certify
+from maned_conformance.cases import all_cases
+from maned_conformance.protocol import CHECKS
+from maned_conformance.report import case_set_digest
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 sys.path.insert(0, str(MUTANTS))
 from mutants import AIMED_AT, MUTANTS as BROKEN  # noqa: E402
 
 USER, PASSWORD = "certify", "pw-certify-5b1e-never-printed"
+FULL_SET = [c for c in all_cases() if "hardware" in c.targets]
+DENOMINATOR = len(CHECKS) + len(FULL_SET)  # every report lists every check and case
 
 
 @pytest.fixture
@@ -32,6 +39,7 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
         assert certify.main([url, "--out", str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out
     assert "0 fail, 0 not supported, 0 timeout, 0 error" in out and PASSWORD not in out
+    assert "hardware" not in out
     report = json.loads((tmp_path / "a" / "report.json").read_text())
     n = len(report["cases"])
     assert report["counts"] == {"pass": n, "fail": 0, "not_supported": 0, "timeout": 0,
@@ -41,11 +49,15 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
     protocol = [i for i in ids if i.startswith("protocol/")]
     assert protocol == ids[:14] and "protocol/golden_sync" in protocol  # checks first
     assert ids[14:] == sorted(ids[14:])  # then every case, in id order
-    assert {"ops/conv2d/s0_p0.toml", "ops/concat/rank0_refused.toml"} <= set(ids)  # Build 3
+    assert {"ops/conv2d/s0_p0.toml", "ops/avgpool2d/k5_refused.toml"} <= set(ids)
+    assert "ops/concat/rank0_refused.toml" not in ids  # refused by planning: asks no worker
     signature = (tmp_path / "a" / "signature.txt").read_text()
     doc = [[c["id"], c["outputs"]] for c in report["cases"] if not c["id"].startswith("protocol")]
     assert signature.strip() == hashlib.sha256(json.dumps(
-        sorted(doc), sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        [["case-set", report["case_set"]]] + sorted(doc), sort_keys=True,
+        separators=(",", ":")).encode()).hexdigest()
+    assert report["case_set"] == case_set_digest(FULL_SET) and report["certified"] is True
+    assert f"signature: {signature.strip()}" in out
     assert signature == (tmp_path / "b" / "signature.txt").read_text()  # same integers
     assert signature.strip() == report["signature"] and len(report["signature"]) == 64
     suite = ET.parse(tmp_path / "a" / "junit.xml").getroot()
@@ -70,7 +82,9 @@ def test_every_mutant_fails_certification_naming_a_case(name, creds, tmp_path, c
     suite = ET.parse(tmp_path / "junit.xml").getroot()  # still valid XML with a failure
     assert int(suite.get("failures")) + int(suite.get("errors")) >= 1
     assert PASSWORD not in "".join(p.read_text() for p in tmp_path.iterdir())
-    assert f"{caught[0]['status']}: {caught[0]['id']}" in capsys.readouterr().out
+    first = next(c for c in caught if c["id"] == report["failures"][0])
+    assert not first["detail"].startswith("not run")  # the cause, not what was never asked
+    assert f"{first['status']}: {first['id']}: " in capsys.readouterr().out
 
 
 def test_every_mutant_has_cases_aimed_at_its_defect():
@@ -118,22 +132,94 @@ def test_without_a_worker_it_says_how_to_give_one(monkeypatch, capsys):
     assert "set BARK_URL" in err and err.endswith("[EUSAGE]\n")
 
 
-def test_a_worker_that_does_not_answer_is_one_coded_line_and_a_report(creds, capsys,
-                                                                       tmp_path):
+def _not_run(folder: Path, words: str) -> None:
+    """An operator error's report: every check and case an error naming why, no signature."""
+    report = json.loads((folder / "report.json").read_text())
+    assert len(report["cases"]) == DENOMINATOR and report["counts"]["error"] == DENOMINATOR
+    assert all(c["detail"].startswith("not run: ") and words in c["detail"]
+               for c in report["cases"])
+    assert report["signature"] is None and not (folder / "signature.txt").exists()
+    assert "**Not run**" in (folder / "summary.md").read_text()
+    ET.parse(folder / "junit.xml")
+
+
+def test_a_worker_that_does_not_answer_is_an_operator_error_naming_the_url(creds, capsys,
+                                                                           tmp_path):
+    """Issue 22, point 2: exit 2 naming the URL, no verdict, the same denominator."""
     import socket
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens there once closed
-    assert certify.main([f"http://127.0.0.1:{port}", "--out", str(tmp_path),
-                         "--cases", "ops/add/"]) == 1
-    err = capsys.readouterr().err
-    assert "does not answer its status" in err and err.endswith("[ERUN]\n")
+    url = f"http://127.0.0.1:{port}"
+    assert certify.main([url, "--out", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (f"maned-certify: no worker answers at {url}: connect_failed: "
+                            "Connection refused; check the URL and that the worker is "
+                            "running [EUSAGE]\n")
+    assert "Signature" not in captured.out and "signature" not in captured.out
+    _not_run(tmp_path, f"no worker answers at {url}")
+
+
+def test_a_wrong_password_stops_the_run_and_never_locks_the_user(monkeypatch, capsys,
+                                                                 tmp_path):
+    """Issue 22, points 1 and 2: one login attempt, exit 2 saying what to check, nothing
+    judged; the right password works at once afterwards (the user is not locked)."""
+    wrong = "wrong-5b1e-never-printed"
+    monkeypatch.setenv("BARK_USER", USER)
+    monkeypatch.setenv("BARK_PASS", wrong)
+    with worker_process("bob", USER, PASSWORD) as w:
+        url = f"http://{w.host}:{w.port}"
+        assert certify.main([url, "--out", str(tmp_path / "wrong")]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"maned-certify: the worker at {url} refused the login of user "
+                       f"'{USER}' (AUTH_FAILED): check BARK_USER and BARK_PASS. [EUSAGE]\n")
+        _not_run(tmp_path / "wrong", "check BARK_USER and BARK_PASS")
+        assert not any(wrong in p.read_text() for p in (tmp_path / "wrong").iterdir())
+        monkeypatch.setenv("BARK_PASS", PASSWORD)
+        assert certify.main([url, "--out", str(tmp_path / "right"), "--cases",
+                             "ops/add/"]) == 0
+        status = json.loads(urlopen(f"{url}/api/status", timeout=10).read())
+    assert status["requests"] > 0
+
+
+def test_a_filtered_run_is_partial_everywhere_and_has_no_signature(creds, capsys, tmp_path):
+    """Issue 22, point 4: stdout, report.json, summary.md and junit.xml say partial; a
+    signature left by an earlier full run is removed, not left to be mistaken."""
+    (tmp_path / "signature.txt").write_text("0" * 64 + "\n")
+    with worker_process("bob", USER, PASSWORD) as w:
+        assert certify.main([f"http://{w.host}:{w.port}", "--out", str(tmp_path),
+                             "--cases", "ops/matmul/"]) == 0
+    out = capsys.readouterr().out
+    matmul = [c for c in FULL_SET if c.id.startswith("ops/matmul/")]
+    assert (f"PARTIAL (--cases ops/matmul/: {len(matmul)} of {len(FULL_SET)} cases, not a "
+            "certification)") in out
+    assert "no signature: a partial run (--cases ops/matmul/) certifies nothing" in out
     report = json.loads((tmp_path / "report.json").read_text())
-    statuses = {c["id"]: c["status"] for c in report["cases"]}
-    assert statuses.pop("protocol/status") == "error" and statuses
-    assert set(statuses.values()) == {"error"} and all(i.startswith("ops/add/") for i in statuses)
-    assert "did not answer `GET /api/status`" in (tmp_path / "summary.md").read_text()
-    ET.parse(tmp_path / "junit.xml")
+    assert report["partial"] == {"cases": "ops/matmul/", "run": len(matmul),
+                                 "of": len(FULL_SET)}
+    assert report["signature"] is None and report["certified"] is False
+    assert len(report["cases"]) == len(CHECKS) + len(matmul)
+    assert not (tmp_path / "signature.txt").exists()
+    assert "**Partial run**" in (tmp_path / "summary.md").read_text()
+    name = ET.parse(tmp_path / "junit.xml").getroot().get("name")
+    assert name == "certify bob (partial: --cases ops/matmul/)"
+
+
+def test_the_headline_names_the_cause_not_a_symptom(creds, capsys, tmp_path):
+    """Issue 22, point 3: a worker whose division floors fails flows and ML cases too; the
+    line printed, and the summary's first entry, name the smallest div case."""
+    command = [sys.executable, str(MUTANTS / "worker.py"), "floor_div"]
+    with worker_process("floor", USER, PASSWORD, command=command) as w:
+        assert certify.main([f"http://{w.host}:{w.port}", "--out", str(tmp_path)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    report = json.loads((tmp_path / "report.json").read_text())
+    failed = report["failures"]
+    assert any(f.startswith(("flows/", "ml/")) for f in failed)  # symptoms exist ...
+    assert failed[0].startswith("ops/div/")  # ... but the cause comes first
+    assert lines[1].startswith(f"  fail: {failed[0]}: ") and "worker" in lines[1]
+    summary = (tmp_path / "summary.md").read_text()
+    assert f"Look first at `{failed[0]}`" in summary and "### elementwise ops" in summary
+    assert summary.index("### elementwise ops") < summary.index("### flows")
 
 
 def test_an_abi1_worker_is_not_supported_where_it_cannot_be_and_passes_elsewhere(creds,
@@ -157,13 +243,20 @@ def test_an_abi1_worker_is_not_supported_where_it_cannot_be_and_passes_elsewhere
     (["ftp://x"], "is not http://HOST[:PORT]"),
     (["http://127.0.0.1:1", "--cases", "nope/"], "no case id starts with"),
 ])
-def test_bad_arguments_are_one_coded_line(argv, words, capsys):
+def test_bad_arguments_are_one_coded_line(argv, words, capsys, creds):
     assert certify.main(argv) == 2
     err = capsys.readouterr().err
     assert words in err and err.endswith("[EUSAGE]\n") and "Traceback" not in err
 
 
-def test_a_report_folder_that_cannot_be_written_is_a_usage_error(tmp_path, capsys):
+def test_without_credentials_nothing_is_asked(monkeypatch, capsys):
+    monkeypatch.delenv("BARK_PASS", raising=False)
+    monkeypatch.setenv("BARK_USER", USER)
+    assert certify.main(["http://127.0.0.1:1"]) == 2
+    assert "set BARK_USER and BARK_PASS" in capsys.readouterr().err
+
+
+def test_a_report_folder_that_cannot_be_written_is_a_usage_error(tmp_path, capsys, creds):
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert certify.main(["http://127.0.0.1:1", "--out", str(blocker / "x")]) == 2

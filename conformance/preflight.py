@@ -1,0 +1,59 @@
+"""What must hold before a certification asks its first case: a worker answering its status
+at the URL, and credentials it accepts. Either failing is the operator's error, not the
+worker's: the run stops there (exit 2) after one login attempt, so a certification never
+locks the user it certifies with."""
+import socket
+from dataclasses import dataclass
+
+from bark_vm.wire.constants import LOCKED
+from bark_vm.wire.frames import parse_error_json
+from bark_vm.wire.status import Status, parse_status
+from bark_vm.wire.strict_json import object_field
+from maned.targets.http_exchange import ExchangeFailure
+
+from .protocol import Probe
+
+LOGIN_CODES = ("AUTH_FAILED", "AUTH_REQUIRED")
+
+
+class OperatorError(Exception):
+    """Why the certification cannot start, said to the operator."""
+
+
+@dataclass(frozen=True)
+class Session:
+    status: Status
+    token: str
+
+
+def preflight(url: str, host: str, port: int, user: str, password: str,
+              deadline_s: float) -> Session:
+    """The worker's status, then exactly one login; OperatorError saying what to check."""
+    probe = Probe(host, port, user, password, deadline_s)
+    try:
+        code, _, body = probe.call("GET", "/api/status", proto=False)
+    except (ExchangeFailure, OSError, socket.timeout) as e:
+        raise OperatorError(f"no worker answers at {url}: {e}; check the URL and that the "
+                            "worker is running") from None
+    try:
+        if code != 200:
+            raise ValueError(f"HTTP {code}")
+        status = parse_status(body)
+    except ValueError as e:
+        raise OperatorError(f"{url} does not answer GET /api/status as a Bark worker ({e}); "
+                            "check the URL") from None
+    try:
+        code, _, body = probe.login(user, password)
+    except (ExchangeFailure, OSError, socket.timeout) as e:
+        raise OperatorError(f"the worker at {url} did not answer the login: {e}") from None
+    token = object_field(body, "token") if code == 200 else None
+    if isinstance(token, str) and token:
+        return Session(status, token)
+    err = parse_error_json(body) or (f"HTTP {code}", "")
+    if err[0] in LOGIN_CODES:
+        locked = (" The user name is locked after repeated failed logins (by an earlier "
+                  "attempt, not this one); wait for the worker's lock-out to lift."
+                  if err[1] == LOCKED else "")
+        raise OperatorError(f"the worker at {url} refused the login of user {user!r} "
+                            f"({err[0]}): check BARK_USER and BARK_PASS.{locked}")
+    raise OperatorError(f"the worker at {url} answered the login with {err[0]}, not a token")
