@@ -1,9 +1,9 @@
 """Writes the generated part of cases/ (`ops/`, `envelopes/`, `ml/`): every wire op over
-shapes, parameters and int32 edge values, with a seeded sample between the boundaries, and
-every calc::ml:: algorithm from its example. A developer
-tool, run by hand after a change to the list below; its output is committed data, and the
-suite reads only the files (`python -m maned_conformance.generate` rewrites them)."""
-import json
+shapes, parameters and int32 edge values, with a seeded sample between the boundaries; the
+numeric edges of each op's integer rule (`generate_edges.py`); and every calc::ml::
+algorithm from its example. A developer tool, run by hand after a change to the lists; its
+output is committed data, and the suite reads only the files
+(`python -m maned_conformance.generate` rewrites them)."""
 import random
 import re
 import shutil
@@ -14,53 +14,9 @@ import maned
 from maned.ml.hyper import ABSENT, KEYS, REQUIRED
 
 from .cases import CASES
-
-MIN, MAX = -2 ** 31, 2 ** 31 - 1
-EDGES = [0, 1, -1, MIN, MAX, MAX - 1, MIN + 1, 2, -2, 46341, -46341, 65536]
-HEAD = {0: "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n",
-        2: "mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=2;\n",
-        "int8": "mnd::quantmax=1;\nmnd::quantmin=-1;\nmnd::quantres=0;\n"}
-BINARY = ["add", "sub", "mul", "div", "gt", "lt", "eq", "ge", "le", "ne", "and", "or", "xor"]
-UNARY = ["relu", "not", "sigmoid", "tanh", "transpose", "layernorm"]
-REDUCE = ["tensor_sum", "tensor_mean", "tensor_max", "tensor_min"]
-
-
-def values(rng: random.Random, n: int, edges=EDGES) -> list[int]:
-    """n values: the edge values first (cycled), a seeded random int32 sample after."""
-    out = [edges[i % len(edges)] for i in range(min(n, len(edges)))]
-    return out + [rng.randint(MIN, MAX) for _ in range(n - len(out))]
-
-
-def tensor(shape: tuple[int, ...], data: list[int]) -> str:
-    return "x".join(map(str, shape)) + ":" + ",".join(map(str, data))
-
-
-def flow(params: str, body: str, returns: str = "r") -> str:
-    return f"calc::lambda_flow f({params}) {{\n    {body}\n}} return {returns};\n"
-
-
-def case(about: str, script: str, inputs: dict | None = None, **extra) -> str:
-    """One case file's TOML (strings written as JSON strings, which TOML reads alike)."""
-    lines = [f"about = {json.dumps(about)}", f'script = """\n{script}"""']
-    if inputs:
-        lines.append("inputs = { " + ", ".join(f"{k} = {json.dumps(v)}"
-                                               for k, v in inputs.items()) + " }")
-    lines += [f"{k} = {_toml(v)}" for k, v in extra.items()]
-    return "\n".join(lines) + "\n"
-
-
-def _toml(value) -> str:
-    """A TOML value: a table inline, anything else as JSON (which TOML reads alike)."""
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in value.items()) + " }"
-    return json.dumps(value)
-
-
-# Who refuses (cases.py): planning refusals never reach a worker, so they run on the
-# reference and the VM only; a refusal by the worker names its CDP code.
-PLANNED = {"refused": {"code": "ERUN", "by": "planning"}, "targets": ["local", "vm"]}
-NOT_ROUTABLE = {"refused": {"code": "EPLAN", "by": "planning"}, "targets": ["vm"]}
-
+from .casewriter import (BINARY, EDGES, HEAD, MAX, MIN, NOT_ROUTABLE, PLANNED, REDUCE, UNARY,
+                         case, flow, tensor, values)
+from .generate_edges import edge_cases
 
 def generate() -> dict[str, str]:
     rng = random.Random(20261201)
@@ -251,6 +207,9 @@ def generate() -> dict[str, str]:
         "literals a CONST cannot carry travel as extra inputs (D4)", HEAD[0] + flow(
             "a", "a 70000 add b = b [[1,2],[3,4]] mul c = c -40000 sub r =", "r"),
         {"a": tensor((2, 2), values(rng, 4))})
+    for rel, text in edge_cases().items():
+        assert rel not in out, rel
+        out[rel] = text
     return out
 
 
@@ -302,11 +261,11 @@ def ml_cases() -> dict[str, str]:
             sweep = re.sub(r"lr: *\d+", "lr: [2, 5, 10]", many)
             sweep = re.sub(r"return model, loss;", "return m0, l0, m1, l1, m2, l2;", sweep)
             out[f"ml/{algo}/sweep.toml"] = case(f"{algo}: a three-value lr sweep", sweep)
-    for algo, key, values, returns in SWEEPS:
+    for algo, key, swept, returns in SWEEPS:
         text = _script_of(out[f"ml/{algo}/defaults.toml"])
-        sweep = re.sub(r"return model, \w+;", f"return {returns};", _with_key(text, key, values))
+        sweep = re.sub(r"return model, \w+;", f"return {returns};", _with_key(text, key, swept))
         if maned.run(source=sweep).exit_code == 0:
-            out[f"ml/{algo}/sweep.toml"] = case(f"{algo}: a sweep over {key} {values}", sweep)
+            out[f"ml/{algo}/sweep.toml"] = case(f"{algo}: a sweep over {key} {swept}", sweep)
     return out
 
 
