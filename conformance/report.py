@@ -63,15 +63,19 @@ def _uses(cases: dict[str, Case], cid: str) -> tuple[tuple[str, ...], tuple[str,
     return cases[cid].uses if cid in cases else ((), ())
 
 
+def layer(case_id: str) -> int:
+    """Where a case stands in LAYERS (a single op's cases 0, ...)."""
+    return next((k for k, prefixes in enumerate(LAYERS) if case_id.startswith(prefixes)),
+                len(LAYERS))
+
+
 def cause_first(cases: dict[str, Case], outcomes: list[Outcome]) -> list[Outcome]:
     """The outcomes that did not pass, the likeliest cause first: what the worker was asked
     before what it never was, then by layer (LAYERS), the fewest ops, the shortest script,
     the id."""
     def key(o: Outcome):
-        layer = next((k for k, prefixes in enumerate(LAYERS) if o.case.startswith(prefixes)),
-                     len(LAYERS))
         case = cases.get(o.case)
-        return (not o.asked, layer, len(_uses(cases, o.case)[0]),
+        return (not o.asked, layer(o.case), len(_uses(cases, o.case)[0]),
                 len(case.script) if case else 0, o.case)
     return sorted((o for o in outcomes if o.status != "pass"), key=key)
 
