@@ -357,4 +357,42 @@ def test_a_locked_name_says_what_locked_means(stub):
     assert e.value.message == (
         f"device 'stub' (127.0.0.1:{stub.port}): the user name is locked after repeated failed "
         "logins; the lock lifts after the worker's lock-out period (60 s unless set "
-        "otherwise), so wait before trying again (AUTH_FAILED) [worker: locked]")
+        "otherwise), so wait before trying again (AUTH_FAILED) [worker: locked]; this run "
+        "sends no other login")
+
+
+def test_a_refused_login_is_asked_once_per_run(stub):
+    """Issue 23, point 1: every later job of the run gets the same refusal, unasked, and
+    the line says the run did not lock the name."""
+    stub.script["/api/auth"] = [(401, {"error": "AUTH_FAILED", "detail": "bad username or "
+                                       "password"}, {})]
+    device = stub.device()
+    failures = []
+    for _ in range(3):
+        with pytest.raises(DeviceFailure) as e:
+            device.run(b"MNPK")
+        failures.append(e.value)
+    assert stub.paths().count("POST /api/auth") == 1
+    assert {f.code for f in failures} == {"AUTH_FAILED"}
+    assert failures[0].message.endswith(
+        "[worker: bad username or password]; this run made one failed login and sends no "
+        "other (the worker locks a user name after 3 in a row, so it is not locked by this "
+        "run)")
+
+
+def test_a_wrong_password_in_a_run_of_many_jobs_does_not_lock_the_user(monkeypatch):
+    """Issue 23, point 1, against a real worker: three routed flows with a wrong password,
+    then the right one works at once (before, the run made three failed logins: locked)."""
+    import maned
+    flows = "".join(f"calc::lambda_flow {f}(a) @device(bob) {{\n    a a add r =\n}} "
+                    "return r;\n" for f in "fgh")
+    with worker_process("bob", "u", "right-pass") as w:
+        script = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+                  f"device::bob {{ host = \"127.0.0.1:{w.port}\"; user = \"u\"; "
+                  "pass = env(\"BOB_PASS\"); }\n" + flows)
+        monkeypatch.setenv("BOB_PASS", "wrong-pass")
+        wrong = maned.run(source=script, inputs={"a": "2:1,2"})
+        monkeypatch.setenv("BOB_PASS", "right-pass")
+        right = maned.run(source=script, inputs={"a": "2:1,2"})
+    assert [d.cause for d in wrong.diagnostics] == ["AUTH_FAILED"] * 3
+    assert right.exit_code == 0 and [f.flow for f in right.flows] == ["f", "g", "h"]

@@ -6,8 +6,8 @@ import threading
 import time
 
 from bark_vm.wire import strict_json
-from bark_vm.wire.constants import (JSON_TYPE, MNPK_TYPE, PROTO, PROTO_HEADER, RESULT_TTL_S,
-                                    SYNC_LIMIT, TOKEN_HEADER)
+from bark_vm.wire.constants import (JSON_TYPE, LOCKED, LOCKOUT_FAILURES, MNPK_TYPE, PROTO,
+                                    PROTO_HEADER, RESULT_TTL_S, SYNC_LIMIT, TOKEN_HEADER)
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
 
@@ -15,6 +15,14 @@ from . import limits
 from .http_exchange import TRANSPORT_KINDS, Answer, Exchange, ExchangeFailure
 from .target import DeviceFailure
 from .worker_errors import worker_error_text
+
+
+def _lock_state(failure: DeviceFailure) -> str:
+    """Whether the user name is locked now, as far as this run can tell without asking."""
+    if failure.detail == LOCKED:
+        return "this run sends no other login"
+    return (f"this run made one failed login and sends no other (the worker locks a user "
+            f"name after {LOCKOUT_FAILURES} in a row, so it is not locked by this run)")
 
 
 def _field(answer: Answer, key: str):
@@ -41,6 +49,7 @@ class CdpDevice:
         self._wait_s = 0.0
         self._queued_job: int | None = None  # an async job this device is waiting on
         self._unread: int | None = None  # an async job whose result this device has not read
+        self._refused_login: DeviceFailure | None = None  # AUTH_FAILED, kept for the run
 
     @property
     def where(self) -> str:
@@ -163,6 +172,11 @@ class CdpDevice:
 
     # --- auth and async -----------------------------------------------------------------
     def _login(self) -> None:
+        """One login; a refused one (AUTH_FAILED) is remembered and raised again for every
+        later job of the run without asking: a worker locks a user name after three failed
+        logins in a row, and one run must not be what locks it."""
+        if self._refused_login is not None:
+            raise self._refused_login
         if not (self.user and self.password):
             raise self._fail("the worker wants a login but the device has no user and pass "
                              "(AUTH_REQUIRED)", "AUTH_REQUIRED")
@@ -170,7 +184,12 @@ class CdpDevice:
         answer = self._request("POST", "/api/auth", body, JSON_TYPE, auth=False)
         token = _field(answer, "token") if answer.status == 200 else None
         if not isinstance(token, str) or not token:
-            raise self._refused(answer)
+            failure = self._refused(answer)
+            if failure.code == "AUTH_FAILED":
+                self._refused_login = failure = self._fail(
+                    f"{failure.message.removeprefix(self.where + ': ')}; {_lock_state(failure)}",
+                    failure.code, failure.detail)
+            raise failure
         self.token = token
 
     def _authed(self, method: str, path: str, body=None, ctype=None) -> Answer:
