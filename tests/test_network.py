@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from bark_vm.container import free_port
 from conftest import EXAMPLES
 from workers import Workers
 
@@ -192,6 +193,24 @@ def test_status_prints_a_block_before_the_flows(pair, tmp_path):
         "max_payload", "uptime_s", "requests", "ops"]
     assert lines[1] == "  alias: rex" and lines[3] == "  kind: x86"
     assert lines[12:] == ["flow 'f' outputs:", "r : scalar = 2"]
+
+
+def test_a_status_block_on_a_down_worker_fails_only_itself(tmp_path):
+    """Issue 23, point 2: the local flow still runs and prints; the status block and the
+    flow routed to the down worker each get their line; --json names the cause."""
+    port = free_port()  # nothing listens there
+    text = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+            f"device::bob {{ host = \"127.0.0.1:{port}\"; }}\nstatus::bob;\nin::a = 1;\n"
+            "calc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"
+            "calc::lambda_flow g(a) @device(bob) {\n    a a mul r =\n} return r;\n")
+    code, out, err = run(tmp_path, text)
+    assert code == 1 and out == "flow 'f' outputs:\nr : scalar = 2\n"
+    down = f"device 'bob' (127.0.0.1:{port}): connect_failed: Connection refused [ERUN]"
+    assert err.splitlines() == [f"error: status::bob: {down}", f"error: flow 'g': {down}"]
+    code, out, _ = run(tmp_path, text, "--json")
+    report = json.loads(out)
+    assert [f["flow"] for f in report["flows"]] == ["f"]
+    assert [d["cause"] for d in report["diagnostics"]] == ["connect_failed"] * 2
 
 
 def test_a_worker_stopped_mid_sweep_is_connect_failed_naming_the_round(workers, tmp_path):

@@ -161,7 +161,8 @@ def _run(b: _Builder, text, folder, writes, inputs, flow, verify, threads, requi
         if hasattr(sink, "open"):  # a sink with an open() is opened here, as late as it can be
             sink.open()
         b.trace = Trace(sink, progress)
-        b.statuses = _status_blocks(program, fleet)
+        b.statuses, down = _status_blocks(program, fleet)
+        b.error(*down)
         result = Scheduler(program, plan, checked.graphs, checked.ml, loaded.values, routing,
                            trap=trap, threads=threads, trace=b.trace, fleet=fleet).run()
     except BaseException:
@@ -189,9 +190,12 @@ def _run(b: _Builder, text, folder, writes, inputs, flow, verify, threads, requi
             b.extra_codes.append("ERUN")
 
 
-def _status_blocks(program: ast.Program, fleet: Fleet) -> list[StatusBlock]:
-    """`status::A;` blocks (R23, R44), from the same one probe the run's jobs use."""
-    blocks = []
+def _status_blocks(program: ast.Program,
+                   fleet: Fleet) -> tuple[list[StatusBlock], list[Diagnostic]]:
+    """`status::A;` blocks (R23, R44), from the same one probe the run's jobs use. A device
+    that does not answer fails its own block only (and, through the same probe, the jobs
+    sent to it): the run goes on."""
+    blocks, errors = [], []
     for item in program.of(ast.StatusDecl):
         if item.alias not in fleet.specs:
             raise MnError(Diagnostic("EPLAN", f"status::{item.alias}: no device::{item.alias} "
@@ -199,10 +203,12 @@ def _status_blocks(program: ast.Program, fleet: Fleet) -> list[StatusBlock]:
         try:
             status = fleet.target(item.alias).open()
         except DeviceFailure as e:
-            raise MnError(Diagnostic("ERUN", f"status::{item.alias}: {e.message}")) from None
+            errors.append(Diagnostic("ERUN", f"status::{item.alias}: {e.message}",
+                                     cause=e.cause))
+            continue
         blocks.append(StatusBlock(item.alias, tuple((k, getattr(status, k))
                                                     for k in STATUS_FIELDS)))
-    return blocks
+    return blocks, errors
 
 
 def _top_level(program: ast.Program, values: dict, ctx: OpContext, trap: bool) -> list[Value]:
