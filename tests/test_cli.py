@@ -145,6 +145,32 @@ calc::lambda_flow other(a) {
     assert (code, out, err) == (0, "flow 'second' outputs:\nn : [1x2] = [4, 16]\n", "")
 
 
+def test_flow_skips_the_out_files_of_flows_it_does_not_run(maned_run, tmp_path):
+    """Issue 23, point 3: an out:: of an unselected flow is a note, not exit 1; the
+    selected flow's out:: is written."""
+    source = """{H0}
+in::a = [1, 2];
+out::m = csv("m.csv");
+out::r = csv("r.csv");
+calc::lambda_flow fit(a) {
+    a a add m =
+} return m;
+calc::lambda_flow g(a) {
+    a a mul r =
+} return r;
+"""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    code, out, err = maned_run("--flow", "g", "--out-dir", str(folder), source=source)
+    assert (code, err) == (0, "note: out::m not written: flow 'fit' is not part of this run "
+                              "(--flow)\n")
+    assert out.splitlines()[-1] == f"out::r -> {folder / 'r.csv'}"
+    assert sorted(p.name for p in folder.iterdir()) == ["r.csv"]
+    code, out, err = maned_run("--flow", "nosuch", source=source)
+    assert code == 2 and err == ("error: --flow nosuch: no such flow; the script's flows: "
+                                 "fit, g [EUSAGE]\n")
+
+
 def test_top_level_statements_bind_globals_and_return_prints(maned_run):
     source = """{H0}
 in::x = [[1,2],[3,4]];

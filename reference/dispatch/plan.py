@@ -45,7 +45,8 @@ def make_plan(program: ast.Program, selected: str | None) -> Plan:
     tops = [n for n in flows if n not in called]
     if selected is not None and selected not in flows:
         raise MnError(Diagnostic("EUSAGE", f"--flow {selected}: no such flow"
-                                 + suggest(selected, flows)))
+                                 + suggest(selected, flows) + "; the script's flows: "
+                                 + ", ".join(flows)))
     producers: dict[str, list[str]] = {}
     for name in tops:
         for t in flows[name].returns:

@@ -10,16 +10,21 @@ from .csvfile import format_csv
 from .mnm import encode, model_problem
 
 
+def makers(name: str, program: ast.Program) -> list[str]:
+    """The flows and ML definitions that return NAME, in script order."""
+    return [d.name for d in program.items if isinstance(d, (ast.FlowDef, ast.MLDef))
+            and any(t.name == name for t in d.returns)]
+
+
 def find_value(name: str, program: ast.Program, outputs: dict[str, dict[str, Tensor]],
                inputs: dict[str, Tensor]) -> Tensor | str:
     """The tensor an out:: names (a flow output shadows an input), or why it has none."""
-    makers = [d.name for d in program.items if isinstance(d, (ast.FlowDef, ast.MLDef))
-              and any(t.name == name for t in d.returns)]
-    for flow in makers:
+    makers_ = makers(name, program)
+    for flow in makers_:
         if flow in outputs:
             return outputs[flow][name]
-    if makers:
-        return f"'{name}' was not produced (flow '{makers[0]}' did not run)"
+    if makers_:
+        return f"'{name}' was not produced (flow '{makers_[0]}' did not run)"
     if name in inputs:
         return inputs[name]
     return f"'{name}' was not produced"
@@ -43,11 +48,24 @@ class Writes:
         return joined, joined
 
 
-def write_outputs(program: ast.Program, outputs, inputs, quantres: int,
-                  writes: Writes) -> tuple[list[tuple[str, str]], list[Diagnostic]]:
-    """Returns the (name, path shown) of each file written, and the errors."""
-    lines, errors = [], []
+def unplanned(name: str, program: ast.Program, planned) -> str | None:
+    """The flow that makes out::NAME when the plan (`--flow`) does not run any flow that
+    does; None when one runs, or NAME is no flow's output."""
+    found = makers(name, program)
+    return found[0] if found and not set(found) & set(planned) else None
+
+
+def write_outputs(program: ast.Program, outputs, inputs, quantres: int, writes: Writes,
+                  planned=None) -> tuple[list[tuple[str, str]], list[Diagnostic], list[str]]:
+    """Returns the (name, path shown) of each file written, the errors, and a note for each
+    out:: skipped because the flow making it was not selected (`planned`: the flows run)."""
+    lines, errors, notes = [], [], []
     for decl in program.of(ast.OutputDecl):
+        maker = unplanned(decl.name, program, planned) if planned is not None else None
+        if maker is not None:
+            notes.append(f"out::{decl.name} not written: flow '{maker}' is not part of this "
+                         "run (--flow)")
+            continue
         value = find_value(decl.name, program, outputs, inputs)
         if isinstance(value, str):
             errors.append(Diagnostic("ERUN", f"out::{decl.name}: {value}"))
@@ -74,4 +92,4 @@ def write_outputs(program: ast.Program, outputs, inputs, quantres: int,
                                      f"{e.strerror or e}"))
             continue
         lines.append((decl.name, shown))
-    return lines, errors
+    return lines, errors, notes

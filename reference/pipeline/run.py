@@ -173,8 +173,10 @@ def _run(b: _Builder, text, folder, writes, inputs, flow, verify, threads, requi
     b.error(*result.errors)
     b.flows = [FlowOutputs(name, tuple(Value.of(k, v) for k, v in result.outputs[name].items()))
                for name in plan.printed if name in result.outputs]
-    written, errors = write_outputs(program, result.outputs, loaded.values,
-                                    program.quant.quantres, writes)
+    written, errors, skipped = write_outputs(program, result.outputs, loaded.values,
+                                             program.quant.quantres, writes, plan.order)
+    for n in skipped:
+        b.note(n)
     b.files = [OutFile(name, path) for name, path in written]
     b.error(*errors)
     if verify and not result.errors and not errors:
