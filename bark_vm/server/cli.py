@@ -186,19 +186,7 @@ def serve(args, env) -> int:
     except OSError as e:
         _say(f"bark-worker: cannot listen on {args.host}:{args.port}: {e.strerror or e}")
         return 1
-    udp = None
-    if args.discovery_port:
-        try:
-            udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            udp.bind((args.host, args.discovery_port))
-        except OSError as e:
-            listener.close()
-            if udp is not None:
-                udp.close()
-            _say(f"bark-worker: cannot answer discovery on UDP {args.host}:"
-                 f"{args.discovery_port}: {e.strerror or e} (give --discovery-port N for "
-                 "another port, or 0 to turn discovery off)")
-            return 1
+    udp = _discovery_socket(args.host, args.discovery_port)
     import bark_vm.executor  # noqa: F401  (numpy and the op table loaded before the first job)
 
     worker = Endpoints(config, Authenticator(user, password, args.lockout_seconds),
@@ -220,6 +208,25 @@ def serve(args, env) -> int:
             responder.close()
     _say(f"bark-worker: {alias} stopped")
     return 0
+
+
+def _discovery_socket(host: str, port: int) -> socket.socket | None:
+    """The UDP socket answering discovery, or None (off, or the port cannot be bound: a
+    notice, and jobs are served all the same). Several workers on one host share the port
+    (SO_REUSEADDR): each answers a broadcast probe; a unicast probe reaches one of them."""
+    if not port:
+        return None
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        udp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        udp.bind((host, port))
+    except OSError as e:
+        udp.close()
+        _say(f"bark-worker: notice: discovery is off: cannot bind UDP {host}:{port}: "
+             f"{e.strerror or e}; jobs are served all the same (give --discovery-port N for "
+             "another port, or 0 to turn discovery off)")
+        return None
+    return udp
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,7 +12,7 @@ from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import mask, run_line
 from bark_vm.wire.constants import DISCOVERY_PORT, DISCOVERY_PROBE
 
-from ..targets.discovery import (BROADCAST, DEFAULT_WINDOW_MS, MAX_WINDOW_MS,
+from ..targets.discovery import (BROADCAST, DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing,
                                  DiscoverySocketError, ProbeError, discover, parse_probe,
                                  resolve)
 from .args import ArgReader, shown_argument, usage_error, window_ms
@@ -80,7 +80,8 @@ def main(argv: list[str], out, err) -> int:
     except DiscoverySocketError as e:
         return _fail(err, Diagnostic("ERUN", f"maned-run devices: {e}"))
     if not found:
-        out.write("no devices found\n")
+        probing = Probing(tuple(opts.probes), opts.broadcast, opts.window_ms)
+        out.write(f"no devices found ({probing.advice()})\n")
         return 0
     rows = [HEADER] + [(f.alias, f.kind, f.address, "yes" if f.busy else "no", ",".join(f.ops))
                        for f in found]

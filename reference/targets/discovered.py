@@ -34,7 +34,10 @@ class DiscoveredDevice(CdpDevice):
                 if claims:
                     self.host, self.port = claims[0].host, claims[0].port
                     return
-                self._unbound = DeviceFailure(
-                    f"{self.where}: no worker answered discovery as '{self.alias}' "
-                    f"({self.discovery.probing.describe()})", kind="connect_failed")
+                others, probing = sorted({f.alias for f in self.discovery.found()}), \
+                    self.discovery.probing
+                why = (f"{probing.describe()}; the workers that answered: {', '.join(others)}"
+                       if others else probing.advice())
+                self._unbound = DeviceFailure(f"{self.where}: no worker answered discovery "
+                                              f"as '{self.alias}' ({why})", kind="connect_failed")
         raise self._unbound

@@ -134,6 +134,12 @@ class Probing:
         where = [*self.probes] + (["broadcast"] if self.broadcast else [])
         return f"probed {', '.join(where) or 'nothing'} for {self.window_ms} ms"
 
+    def advice(self) -> str:
+        """What to try when nobody answered: a worker answers only on the address it serves."""
+        return (f"{self.describe()}; a worker answers discovery on the address it serves, "
+                "127.0.0.1 unless started with --host, so a LAN broadcast reaches only "
+                "workers started with --host 0.0.0.0 or their own address: try --probe HOST")
+
 
 class Discovery:
     """One plan's discovery: the probe targets resolved when the plan is made (a target that
