@@ -450,3 +450,23 @@ def test_thousands_of_digits_in_a_limit_or_a_probe_are_a_coded_line(tmp_path, mo
     code, out, err = run_tool(run_cli, [fit_script(tmp_path, "iters: 3")])
     assert (code, out) == (2, "") and err == (f"error: MANED_MAX_STEPS='{LONG[:32]}': a limit "
                                               "is a whole number of 1 or more [EUSAGE]\n")
+
+
+@pytest.mark.parametrize("y", ["[[0],[0],[1],[1]]", 'csv("y.csv")'])
+def test_classifier_labels_off_their_scale_are_a_note_not_a_refusal(maned_run, tmp_path, y):
+    """Issue 23, point 5: labels 0/1 at quantres 2 (0 and 0.01) train, with a note naming
+    the labels; a csv() holds real units, so there 0.01 is the same off-scale label."""
+    (tmp_path / "examples").mkdir(exist_ok=True)
+    (tmp_path / "examples" / "y.csv").write_text("0\n0\n0.01\n0.01\n")
+    source = f"""mnd::quantmax=100;
+mnd::quantmin=-100;
+mnd::quantres=2;
+in::X = [[100,100],[100,200],[700,700],[800,800]];
+in::y = {y};
+calc::ml::logistic_regression fit(X, y) {{ iters: 5, lr: 10, features: 2 }} return model;
+"""
+    code, out, err = maned_run(source=source)
+    assert code == 0 and out.startswith("flow 'fit' outputs:\nmodel : [15] = ")
+    assert err == ("note: ml definition 'fit' (logistic_regression): y holds 1, not a label "
+                   "of logistic_regression: its labels are 0 and 100 at quantres 2 (real 0 "
+                   "and 1); other values train to nothing useful (docs/models.md, labels)\n")

@@ -80,6 +80,8 @@ LEDGER: dict[str, Code] = {c.code: c for c in (
     _w("W016", "@unroll threads a parameter through unchanged"),
     _w("W017", "values left on the stack at '=' (the top binds, the rest drop)"),
     _w("W018", "a device pool (pool = true): this implementation's extension"),
+    _w("W019", "a binary classifier's y holds values outside its labels (0/S, svm ±S)",
+       area="ml"),
     _e("EPARSE", "parse", "text the grammar cannot parse"),
     _e("ELIMIT", "lint", "a flow exceeds a limit after inlining (register budget)"),
     _e("EUSAGE", "run", "bad command line"),

@@ -12,7 +12,9 @@ from os.path import normpath
 from ..diagnostics import Diagnostic
 from ..diagnostics.printer import sort_diagnostics
 from ..ops.registry import BY_NAME
+from ..tensor import Tensor
 from . import ast
+from .labels import off_labels
 from .names import (DECORATORS, DECORATORS_INERT, DEVICE_FIELDS, DIRECTIVE_KEYS,
                     STACK_OPS, apply_stack_op, nearest, stack_needs, suggest)
 
@@ -497,6 +499,17 @@ def unroll_pass_through(ctx):
                 changed |= {t.name for t in stmt.targets}
 
 
+def off_label_set(ctx):
+    """W019: a logistic regression's or svm's literal y outside its labels (0/S, ±S)."""
+    literal = {i.name: i for i in ctx.program.inputs if isinstance(i.value, ast.LiteralInput)}
+    for d in ctx.ml_defs:
+        y = literal.get(d.params[1].name) if len(d.params) > 1 else None
+        why = y and off_labels(d.algo, ctx.program.quant.quantres,
+                               Tensor(y.value.shape, y.value.data))
+        if why:
+            yield Diagnostic("W019", f"ml definition '{d.name}' ({d.algo}): {why}", y.pos)
+
+
 def dropped_values(ctx):
     """W017: values below the top at '=' are dropped (legal: the top binds)."""
     owned = [(f, s) for f in ctx.flows for s in statements(f.body)]
@@ -521,7 +534,7 @@ RULES = (
     unused_parameter, rebound_variable, duplicate_object_key, unused_variable,
     duplicate_device_field, duplicate_input, device_on_called_flow, duplicate_output_path,
     inert_print, unexecutable_op, inert_decorator, local_op_routed, literal_credential,
-    unknown_device_field, unroll_pass_through, dropped_values, device_pool,
+    unknown_device_field, unroll_pass_through, dropped_values, device_pool, off_label_set,
 )
 
 

@@ -16,7 +16,8 @@ from ..dispatch.trace import VERIFY, Trace
 from ..dispatch.verify import compare
 from ..interp.evaluate import FlowFailure, evaluate
 from ..io.inputs import load_inputs
-from ..io.outputs import Writes, write_outputs
+from ..io.outputs import Writes, makers, write_outputs
+from ..lang.labels import off_labels
 from ..lang import ast
 from ..lang.names import suggest
 from ..lowering.compiled import Compiler
@@ -155,7 +156,7 @@ def _run(b: _Builder, text, folder, writes, inputs, flow, verify, threads, requi
         overrides = input_values(program, inputs)
         check_input_names(program, overrides)
         loaded = load_inputs(program, overrides, folder)
-        for n in loaded.notes:
+        for n in loaded.notes + _label_notes(program, loaded.values):
             b.note(n)
         b.prints = _top_level(program, loaded.values, OpContext(program.quant.quantres), trap)
         if hasattr(sink, "open"):  # a sink with an open() is opened here, as late as it can be
@@ -211,6 +212,19 @@ def _status_blocks(program: ast.Program,
         blocks.append(StatusBlock(item.alias, tuple((k, getattr(status, k))
                                                     for k in STATUS_FIELDS)))
     return blocks, errors
+
+
+def _label_notes(program: ast.Program, values: dict) -> list[str]:
+    """A note for each classifier whose y, read from an input (literal, csv() or --in), is
+    not its label set (lint's W019 for what only the run can see)."""
+    notes = []
+    for d in program.of(ast.MLDef):
+        y = d.params[1].name if len(d.params) > 1 else None
+        if y in values and not makers(y, program):
+            why = off_labels(d.algo, program.quant.quantres, values[y])
+            if why:
+                notes.append(f"ml definition '{d.name}' ({d.algo}): {why}")
+    return notes
 
 
 def _top_level(program: ast.Program, values: dict, ctx: OpContext, trap: bool) -> list[Value]:

@@ -95,6 +95,9 @@ CASES = [
     ("W016", "@unroll(3)\ncalc::lambda_flow f(x, n) {\n  x n f y, m =\n} return y, m;\n",
      6, 7, "'x'"),
     ("W017", flow("  x 1 2 y ="), 5, 3, "2 value(s)"),
+    ("W019", "in::X = [[1,2],[3,4]];\nin::y = [[0],[7]];\ncalc::ml::svm fit(X, y) "
+     "{ features: 2 } return model;\n", 5, 1,
+     "y holds 0, 7, not a label of svm: its labels are -1 and 1 at quantres 0"),
 ]
 
 # A realistic script on which nothing at all fires (parser and linter).
