@@ -2,14 +2,20 @@
 time for a statically knowable reason"): parse, lint, then build every flow's graph (ELIMIT)."""
 from dataclasses import dataclass, field
 
+from bark_vm.wire.constants import DTYPE_INT8
+from bark_vm.wire.envelope import DTYPE_RANGE, wire_dtype
+
 from .diagnostics import Diagnostic, MnError
 from .graph.build import build_flow, build_terms
 from .graph.model import FlowGraph
+from .interp.evaluate import FlowFailure, evaluate
 from .lang import ast, limits
 from .lang.lint import lint
 from .lang.names import suggest
 from .lang.parser import parse
 from .ml.define import check_definition
+from .ops.registry import OpContext
+from .tensor import Tensor
 
 
 @dataclass
@@ -62,7 +68,46 @@ def check(text: str) -> Checked:
             result.graphs[name] = build_flow(flows, name, globals_)
         except MnError as e:
             result.diagnostics.extend(e.diagnostics)
+    result.diagnostics.extend(int8_envelope(program, result.graphs))
     return result
+
+
+LINT_EVAL_ELEMENTS = 1 << 16  # literal input elements up to which W020 runs a routed flow
+
+
+def int8_envelope(program: ast.Program, graphs: dict[str, FlowGraph]) -> list[Diagnostic]:
+    """W020: under a quant range that picks the int8 wire type (wire.md §2.1), a routed flow
+    whose in:: literals give an input or an output outside -128..127, found by running it
+    on the reference (small literal inputs only): routed, that value cannot travel."""
+    q = program.quant
+    if wire_dtype(q.quantres, q.quantmin, q.quantmax) != DTYPE_INT8:
+        return []
+    made = {t.name for item in program.flows + program.of(ast.MLDef) for t in item.returns}
+    literal = {i.name: Tensor(i.value.shape, i.value.data) for i in program.inputs
+               if isinstance(i.value, ast.LiteralInput) and i.name not in made}
+    lo, hi = DTYPE_RANGE[DTYPE_INT8]
+    found = []
+    for f in program.flows:
+        g = graphs.get(f.name)
+        if not f.devices or g is None or not set(g.params) <= set(literal) or any(
+                n.kind == "global" for n in g.nodes) or sum(
+                len(literal[p].data) for p in g.params) > LINT_EVAL_ELEMENTS:
+            continue
+        inputs = {p: literal[p] for p in g.params}
+        try:
+            values = {**inputs, **evaluate(g, inputs, {}, OpContext(q.quantres))}
+        except FlowFailure:
+            continue
+        bad = next(((name, v) for name, t in values.items() for v in t.data
+                    if not lo <= v <= hi), None)
+        if bad:
+            found.append(Diagnostic(
+                "W020", f"flow '{f.name}': '{bad[0]}' holds {bad[1]} with the in:: values, "
+                f"outside the int8 envelope ({lo}..{hi}) that mnd::quantmin={q.quantmin}, "
+                f"mnd::quantmax={q.quantmax} and mnd::quantres={q.quantres} choose for routed "
+                "values, so routed it cannot travel; widen mnd::quantmin/mnd::quantmax (a "
+                "range over 8 bits travels as int32)", f.pos))
+    return found
 
 
 def _out_names(program: ast.Program) -> list[Diagnostic]:
