@@ -205,14 +205,23 @@ def test_decode_result_checks():
         decode_result(bytes(raw), compiled)
 
 
+def checked_text() -> str:
+    return ("mnd::quantmax=1;\nmnd::quantmin=-1;\nmnd::quantres=0;\n"
+            "calc::lambda_flow f(x) {\n    x x add y =\n} return y;\n")
+
+
 def test_a_value_outside_the_int8_envelope_says_which_directives_chose_it():
     """Issue 15: the refusal names mnd::quantmax and the others, and how to widen them."""
-    checked = check("mnd::quantmax=1;\nmnd::quantmin=-1;\nmnd::quantres=0;\n"
-                    "calc::lambda_flow f(x) {\n    x x add y =\n} return y;\n")
+    checked = check(checked_text())
     lowered = lower(checked.graphs["f"], 2)
     with pytest.raises(JobError) as e:
         encode_job(lowered, [Tensor((2,), (1, 300))], checked.program.quant)
-    assert e.value.message == (
-        "flow 'f': parameter 'x' holds 300, outside the int8 envelope (-128..127) that "
-        "mnd::quantmin=-1, mnd::quantmax=1 and mnd::quantres=0 choose for routed values; widen "
-        "mnd::quantmin/mnd::quantmax (a range over 8 bits travels as int32) to route it")
+    why = ("parameter 'x' holds 300, outside the int8 envelope (-128..127) that "
+           "mnd::quantmin=-1, mnd::quantmax=1 and mnd::quantres=0 choose for routed values; "
+           "widen mnd::quantmin/mnd::quantmax (a range over 8 bits travels as int32) to route "
+           "it")
+    assert e.value.message == why
+    # the run names the flow once (issue 23, point 7: it said `flow 'f': flow 'f':`)
+    import maned
+    report = maned.run(source=checked_text(), inputs={"x": "2:1,300"}, require_vm=True)
+    assert [d.message for d in report.diagnostics] == [f"flow 'f': {why}"]

@@ -177,7 +177,7 @@ def build_fixture(program: ast.Program, graph, inputs: list[Tensor], abi: int):
         mnpk = encode_job(lowered, inputs, program.quant)
         quant = job_quant(program.quant)
     except JobError as e:
-        raise _error("EPLAN", e.message) from None
+        raise _error("EPLAN", f"flow '{graph.flow}': {e.message}") from None
     try:
         local = evaluate(graph, dict(zip(graph.params, inputs)), {},
                          OpContext(program.quant.quantres))

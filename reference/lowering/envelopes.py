@@ -31,35 +31,34 @@ def job_quant(quant) -> QuantBlock:
         raise JobError(str(e)) from None
 
 
-def _entry(flow: str, what: str, t: Tensor, q: QuantBlock) -> tuple[tuple[int, ...], tuple]:
+def _entry(what: str, t: Tensor, q: QuantBlock) -> tuple[tuple[int, ...], tuple]:
     shape = t.shape or (1,)
     if len(shape) > 4:
-        raise JobError(f"flow '{flow}': {what} has rank {len(shape)}; a tensor travels with "
+        raise JobError(f"{what} has rank {len(shape)}; a tensor travels with "
                        "rank 1..4")
     lo, hi = DTYPE_RANGE[q.dtype]
     for v in t.data:
         if not lo <= v <= hi:
             if q.dtype == DTYPE_INT8:
-                raise JobError(f"flow '{flow}': {what} holds {v}, outside the int8 envelope "
+                raise JobError(f"{what} holds {v}, outside the int8 envelope "
                                f"({lo}..{hi}) that mnd::quantmin={q.quantmin}, "
                                f"mnd::quantmax={q.quantmax} and mnd::quantres={q.quantres} "
                                "choose for routed values; widen mnd::quantmin/mnd::quantmax "
                                "(a range over 8 bits travels as int32) to route it")
-            raise JobError(f"flow '{flow}': {what} holds {v}, which does not fit "
+            raise JobError(f"{what} holds {v}, which does not fit "
                            f"{DTYPE_NAME[q.dtype]}")
     return shape, tuple(t.data)
 
 
-def encode_job(lowered: Lowered, inputs: list[Tensor], quant, flow: str | None = None) -> bytes:
-    """The MNPK for one run of a lowered flow; `inputs` are its params in declaration order;
-    `flow` names the job in errors (default: the lowered graph's name)."""
+def encode_job(lowered: Lowered, inputs: list[Tensor], quant) -> bytes:
+    """The MNPK for one run of a lowered flow; `inputs` are its params in declaration order.
+    A JobError says what cannot travel; the caller names the job."""
     g = lowered.graph
-    flow = flow or g.flow
     if len(inputs) != len(g.params):
-        raise JobError(f"flow '{flow}' takes {len(g.params)} parameters, got {len(inputs)}")
+        raise JobError(f"the flow takes {len(g.params)} parameters, got {len(inputs)}")
     q = job_quant(quant)
-    entries = [_entry(flow, f"parameter '{name}'", t, q) for name, t in zip(g.params, inputs)]
-    entries += [_entry(flow, f"constant {_literal(t)}", t, q) for t in lowered.hoisted]
+    entries = [_entry(f"parameter '{name}'", t, q) for name, t in zip(g.params, inputs)]
+    entries += [_entry(f"constant {_literal(t)}", t, q) for t in lowered.hoisted]
     return encode_request(q, lowered.ir, entries)
 
 

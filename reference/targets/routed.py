@@ -65,7 +65,7 @@ class RoutedTarget:
             if compiled.refusal:  # refused here exactly as the interpreter refuses it
                 raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {compiled.refusal}"))
             request = encode_job(compiled.lowered, [inputs[p] for p in graph.params],
-                                 self.quant, flow)
+                                 self.quant)
             preflight(self.name, status, compiled, len(request), round_flow)
         except PreflightFailure as e:
             raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}", cause=e.code)) \
