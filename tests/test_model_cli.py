@@ -142,6 +142,29 @@ def test_hmm_shows_its_probabilities(maned_run, workdir):
                                  for i in range(k)]
     assert f"start: {', '.join(info['start'])}" in text
     assert f"emissions of {k - 1}: {', '.join(info['emissions'][-1])}" in text
+    # issue 23, point 7: an hmm's slot 4 counts steps (its `steps:` key), not features
+    steps = int((ROOT / "examples" / "hmm.mnd").read_text().split("steps:")[1].split(",")[0])
+    assert info["steps"] == steps and "features" not in info
+    assert f"steps: {steps}" in text and not any(ln.startswith("features") for ln in text)
+
+
+def test_a_sweeps_output_shows_every_model_by_name(maned_run, workdir):
+    """Issue 23, point 7: a sweep prints m0, l0, m1, l1, m2, l2; each model is shown under
+    its name (the losses are no descriptors), as the same tool shows each alone."""
+    code, out, err = maned_run("sweep.mnd")
+    assert code == 0, err
+    (workdir / "sweep.txt").write_text(out)
+    code, text, err = run_tool(model_cli, ["show", "sweep.txt"])
+    assert (code, err) == (0, "")
+    assert [ln for ln in text.splitlines() if ln.startswith("model ")] == [
+        "model m0:", "model m1:", "model m2:"]
+    doc = json.loads(run_tool(model_cli, ["show", "sweep.txt", "--json"])[1])["models"]
+    for name, model in zip(("m0", "m1", "m2"), doc):
+        line = next(ln for ln in out.splitlines() if ln.startswith(f"{name} : "))
+        (workdir / f"{name}.txt").write_text(line + "\n")
+        alone = json.loads(run_tool(model_cli, ["show", f"{name}.txt", "--json"])[1])
+        assert model == {"name": name, **alone}
+    assert len({tuple(m["weights"]) for m in doc}) == 3
 
 
 def test_kmeans_centroids_and_its_std_block_read_in_real_units(maned_run, workdir):

@@ -2,12 +2,14 @@
 
     maned-model show FILE [--json]
 
-FILE is a `.mnm` model file, or text holding a descriptor as maned-run prints it
-(`m0 : [15] = [1296974925, 1, ...]`; the first bracketed list of integers is read). It
-prints the algorithm, the fit's header (scale, features, outputs, flags), the fitted
-numbers in real units (a value at scale q divided by 10^q), and whether the descriptor
-validates; exit 0 when it does, 1 when it does not, 2 for a bad command line or a file
-that cannot be read."""
+FILE is a `.mnm` model file, or text holding descriptors as maned-run prints them
+(`m0 : [15] = [1296974925, 1, ...]`: every printed list that starts with the descriptor
+magic, each shown under its name, so a sweep's output shows every model; text with no such
+list is read by its first bracketed list of integers). It prints the algorithm, the fit's
+header (scale, features (an hmm's steps), outputs, flags), the fitted numbers in real units
+(a value at scale q divided by 10^q), and whether the descriptor validates; exit 0 when
+every one does, 1 when one does not, 2 for a bad command line or a file that cannot be
+read."""
 import json
 import re
 import sys
@@ -38,20 +40,34 @@ INTEGER = re.compile(r"-?[0-9]+")
 INT64_DIGITS = len(str(descriptor.INT64_MAX))  # a longer cell is no int64 (nor parsed)
 
 
-def slots_of(path: str) -> tuple[int, ...]:
-    """The descriptor in FILE: a model file's slots, else the first printed list."""
+# A printed output line, `name : [shape] = [...]` (D2), whose list starts with the magic.
+PRINTED = re.compile(r"^(\S+) : \S+ = (?=\[" + str(descriptor.MAGIC) + r"[,\]])", re.M)
+
+
+def models_of(path: str) -> list[tuple[str | None, tuple[int, ...]]]:
+    """The descriptors in FILE, each with its printed name: a model file's one (no name),
+    every printed descriptor line of a text, else the text's first list."""
     raw = read_bytes(path, path, READ_MAX)
     if len(raw) > READ_MAX:
         raise MnError(Diagnostic("E029", f"{path}: over {READ_MAX} bytes, too large for a "
                                  "descriptor", stage="run"))
     got = mnm.decode(raw)
     if not isinstance(got, str):
-        return got
+        return [(None, got)]
     text = raw.decode("utf-8", "replace")
+    printed = [(m.group(1), _slots(path, first_list(text[m.end():])))
+               for m in PRINTED.finditer(text)]
+    if printed:
+        return printed
     cells = first_list(text.split("=", 1)[-1])
     if cells is None:
         raise MnError(Diagnostic("E029", f"{path}: neither a model file ({got}) nor text "
                                  "holding a descriptor list", stage="run"))
+    return [(None, _slots(path, cells))]
+
+
+def _slots(path: str, cells: list[str]) -> tuple[int, ...]:
+    """A list's cells as int64 slots (E029 for a cell no int64 can be)."""
     for i, v in enumerate(cells):
         if len(v.lstrip("-")) > INT64_DIGITS:
             raise MnError(Diagnostic("E029", f"{path}: slot {i} is {len(v.lstrip('-')):,} "
@@ -88,11 +104,13 @@ def describe(slots: tuple[int, ...]) -> tuple[dict, list[str]]:
         return info, lines
     h = descriptor.header(slots)
     p = descriptor.payload(slots)
-    info.update(algorithm=descriptor.ALGO_NAMES.get(h.algo_id, f"unknown id {h.algo_id}"),
-                quantres=h.q, features=h.features, outputs=h.outputs,
+    algorithm = descriptor.ALGO_NAMES.get(h.algo_id, f"unknown id {h.algo_id}")
+    count = "steps" if algorithm == "hmm" else "features"  # an hmm's slot 4 counts steps
+    info.update(algorithm=algorithm, quantres=h.q, **{count: h.features}, outputs=h.outputs,
                 intercept=bool(h.flags & descriptor.FLAG_INTERCEPT),
                 standardized=h.standardized, payload_length=h.length)
     for key in HEADER_KEYS:
+        key = count if key == "features" else key
         value = info[key]
         lines.append(f"{key}: {('yes' if value else 'no') if isinstance(value, bool) else value}")
     if why is None:
@@ -114,12 +132,19 @@ def main(argv: list[str] | None = None, out=None, err=None) -> int:
                                       "maned-model show FILE [--json]; see --help)")) + "\n")
         return 2
     try:
-        info, lines = describe(slots_of(args[1]))
+        models = [(name, *describe(slots)) for name, slots in models_of(args[1])]
     except MnError as e:
         err.write(run_line(e.diagnostics[0]) + "\n")
         return 2
-    out.write(json.dumps(info) + "\n" if "--json" in argv else "\n".join(lines) + "\n")
-    return 0 if info["valid"] else 1
+    if len(models) == 1:  # one model: its fields alone, as always
+        _, info, lines = models[0]
+        out.write(json.dumps(info) + "\n" if "--json" in argv else "\n".join(lines) + "\n")
+    elif "--json" in argv:
+        out.write(json.dumps({"models": [{"name": n, **info} for n, info, _ in models]}) + "\n")
+    else:
+        out.write("\n".join(f"model {n}:\n" + "\n".join(f"  {ln}" for ln in lines)
+                             for n, _, lines in models) + "\n")
+    return 0 if all(info["valid"] for _, info, _ in models) else 1
 
 
 def console_main() -> None:
