@@ -108,6 +108,11 @@ def test_help_lists_every_flag(maned_run):
                                             "does not fit int32"),
     (["hello.mnd", "--flow", "arithmetc"], "error: --flow arithmetc: no such flow "
                                            "(did you mean 'arithmetic'?)"),
+    # issue 23, point 7: a path given to an input that is no csv() input says so
+    (["csv_io.mnd", "--in", "scale=data/points.csv"], "error: bad --in scale=data/points.csv: "
+     "'data/points.csv' is not an integer; 'scale' is not a csv() input, so --in scale= takes "
+     "raw integers (5, 3:1,2,3, 2x2:1,2,3,4); a path fills only an input declared csv() or "
+     "model() (this script's: pts)"),
 ])
 def test_usage_errors_exit_2_with_a_coded_line(maned_run, argv, message):
     code, out, err = maned_run(*argv)

@@ -33,8 +33,18 @@ def parse_overrides(pairs: list[tuple[str, str]], file_names: set[str]) -> dict[
         try:
             out[name] = parse_value(text)
         except ValueError as e:
-            raise _usage(f"bad --in {name}={text}: {e}") from None
+            raise _usage(f"bad --in {name}={text}: {e}" + _not_a_file_input(name, text,
+                                                                          file_names)) from None
     return out
+
+
+def _not_a_file_input(name: str, text: str, file_names: set[str]) -> str:
+    """What to say when a value that looks like a file path goes to a non-file input."""
+    if not any(c in text for c in "/\\") and not text.lower().endswith((".csv", ".mnm")):
+        return ""
+    files = f" (this script's: {', '.join(sorted(file_names))})" if file_names else ""
+    return (f"; '{name}' is not a csv() input, so --in {name}= takes raw integers (5, 3:1,2,3, "
+            f"2x2:1,2,3,4); a path fills only an input declared csv() or model(){files}")
 
 
 def load_inputs(program: ast.Program, overrides: dict[str, object], script_dir: str) -> Loaded:
