@@ -29,6 +29,18 @@ HEADERS = {
 }
 
 
+# What DESIGN §6's sweep says on stderr (issue 23, point 8): which lr each configuration had,
+# its loss (§6's 1, 0, 0) and which reach the lowest.
+SEED_SWEEP_NOTE = ("note: sweep 'fit' over lr: m0, l0 had lr 2 (loss 1); m1, l1 had lr 5 (loss "
+                   "0); m2, l2 had lr 10 (loss 0); the lowest loss, 0: m1 (lr 5), m2 (lr 10)\n")
+
+
+def only_sweep_notes(err: str) -> bool:
+    """stderr holds sweep notes and nothing else: no error, no other note."""
+    lines = err.splitlines()
+    return bool(lines) and all(ln.startswith("note: sweep '") for ln in lines)
+
+
 def expand(source: str) -> str:
     for key, text in HEADERS.items():
         source = source.replace(key, text)

@@ -7,7 +7,7 @@ import tracemalloc
 
 import pytest
 
-from conftest import EXAMPLES, run_tool
+from conftest import EXAMPLES, SEED_SWEEP_NOTE, run_tool
 from gates import HANG_GUARD_S
 from maned.cli import lint as lint_cli
 from maned.cli import run as run_cli
@@ -399,7 +399,7 @@ def test_the_trace_as_a_perfetto_document(maned_run, workdir):
     one complete event per job, coordinator step and phase, a named track per target."""
     code, out, err = maned_run("sweep.mnd", "--verify", "--trace", "t.json", "--trace-format",
                                "chrome")
-    assert (code, err) == (0, "")
+    assert (code, err) == (0, SEED_SWEEP_NOTE)
     doc = json.loads((workdir / "t.json").read_text())
     tracks = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M"}
     spans = [(tracks[e["tid"]], e["name"]) for e in doc["traceEvents"] if e["ph"] == "X"]

@@ -59,6 +59,7 @@ KEYS: dict[str, tuple[Key, ...]] = {
 
 # Return names per configuration (R41): a model, optionally its loss or score.
 RETURNS = {**{a: (1, 2) for a in GD + ("xgboost", "hmm")}, **{a: (1,) for a in TIER_B}}
+LOSS = GD + ("xgboost",)  # whose second return is a loss (lower is better); hmm's a score
 
 TIER_B_DEVICE = ("is coordinator-only (ml_fit has no binary-IR opcode, it cannot cross the "
                  "wire); drop the @device decorator")

@@ -87,6 +87,29 @@ class OutFile:
 
 
 @dataclass(frozen=True)
+class SweepConfig:
+    """One configuration of a sweep: its value of the swept key, the names its outputs are
+    bound to, and its loss (the `[1]` value, for an algorithm that returns one)."""
+
+    index: int
+    value: int
+    outputs: tuple[str, ...]
+    loss: int | None = None
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A calc::ml:: sweep as a person reads it: which value each configuration had, and
+    which configurations have the lowest loss (none when the algorithm returns no loss)."""
+
+    definition: str
+    algorithm: str
+    key: str
+    configurations: tuple[SweepConfig, ...]
+    lowest: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
 class Report:
     exit_code: int
     diagnostics: tuple[DiagnosticRecord, ...] = ()
@@ -97,6 +120,7 @@ class Report:
     verify: Verdict | None = None  # None: not asked, or the routed run failed
     notes: tuple[str, ...] = ()
     jobs: tuple[JobRecord, ...] = ()
+    sweeps: tuple[Sweep, ...] = ()  # every sweep that printed its block, in script order
     schema_version: int = SCHEMA_VERSION
 
     def outputs(self, flow: str) -> dict[str, Tensor]:

@@ -18,6 +18,7 @@ from ..interp.evaluate import FlowFailure, evaluate
 from ..io.inputs import load_inputs
 from ..io.outputs import Writes, makers, write_outputs
 from ..lang.labels import off_labels
+from .sweeps import sweep_note, sweeps
 from ..lang import ast
 from ..lang.names import suggest
 from ..lowering.compiled import Compiler
@@ -37,6 +38,7 @@ class _Builder:
         self.diagnostics: list[Diagnostic] = []
         self.notes: list[str] = []
         self.statuses, self.prints, self.flows, self.files = [], [], [], []
+        self.sweeps = []
         self.verify = None
         self.extra_codes: list[str] = []
         self.trace: Trace | None = None
@@ -59,7 +61,8 @@ class _Builder:
                       statuses=tuple(self.statuses), prints=tuple(self.prints),
                       flows=tuple(self.flows), files=tuple(self.files), verify=self.verify,
                       notes=tuple(self.notes),
-                      jobs=tuple(self.trace.jobs) if self.trace else ())
+                      jobs=tuple(self.trace.jobs) if self.trace else (),
+                      sweeps=tuple(self.sweeps))
 
 
 def run(script: str | os.PathLike | None = None, *, source: str | None = None,
@@ -174,6 +177,10 @@ def _run(b: _Builder, text, folder, writes, inputs, flow, verify, threads, requi
     b.error(*result.errors)
     b.flows = [FlowOutputs(name, tuple(Value.of(k, v) for k, v in result.outputs[name].items()))
                for name in plan.printed if name in result.outputs]
+    b.sweeps = [s for s in sweeps(program, checked.ml, result.outputs) if s.definition
+                in plan.printed]
+    for s in b.sweeps:
+        b.note(sweep_note(s))
     written, errors, skipped = write_outputs(program, result.outputs, loaded.values,
                                              program.quant.quantres, writes, plan.order)
     for n in skipped:

@@ -1,0 +1,39 @@
+"""What a calc::ml:: sweep trained: the swept key's value of each configuration, the names
+its outputs are bound to (configuration-major, R13), its loss, and which configurations
+reach the lowest loss. `maned-run` says it in a note; `--json` carries it."""
+from ..lang import ast
+from ..ml.hyper import LOSS
+from .report import Sweep, SweepConfig
+
+
+def sweeps(program: ast.Program, ml: dict, outputs: dict) -> list[Sweep]:
+    """Every sweep whose definition produced its outputs, in script order."""
+    found = []
+    for d in program.of(ast.MLDef):
+        configs = ml.get(d.name, (None, []))[1]
+        key = next((h.key for h in d.hypers if isinstance(h.value, tuple)), None)
+        if key is None or len(configs) < 2 or d.name not in outputs:
+            continue
+        per = len(d.returns) // len(configs)
+        rows = []
+        for i, config in enumerate(configs):
+            names = tuple(t.name for t in d.returns[i * per:(i + 1) * per])
+            loss = (outputs[d.name][names[1]].data[0] if per == 2 and d.algo in LOSS
+                    else None)
+            rows.append(SweepConfig(i, config[key], names, loss))
+        losses = [r.loss for r in rows if r.loss is not None]
+        lowest = tuple(r.index for r in rows if losses and r.loss == min(losses))
+        found.append(Sweep(d.name, d.algo, key, tuple(rows), lowest))
+    return found
+
+
+def sweep_note(s: Sweep) -> str:
+    """`sweep 'fit' over lr: m0, l0 had lr 2 (loss 1); ...; the lowest loss, 0: m1 (lr 5)`."""
+    parts = [f"{', '.join(c.outputs)} had {s.key} {c.value}" +
+             (f" (loss {c.loss})" if c.loss is not None else "") for c in s.configurations]
+    text = f"sweep '{s.definition}' over {s.key}: " + "; ".join(parts)
+    if s.lowest:
+        best = [s.configurations[i] for i in s.lowest]
+        text += (f"; the lowest loss, {best[0].loss}: " +
+                 ", ".join(f"{c.outputs[0]} ({s.key} {c.value})" for c in best))
+    return text
