@@ -349,3 +349,23 @@ def test_out_dir_takes_a_path_of_any_form_and_refuses_a_non_path(workdir, tmp_pa
     with pytest.raises(TypeError):
         maned.run(workdir / "csv_io.mnd", out_dir=5)
     assert not (workdir / "scaled.csv").exists()
+
+
+def test_a_sweeps_report_says_each_configurations_value_and_the_lowest_loss():
+    """Issue 23, point 8: DESIGN §6's sweep: lr 2, 5, 10 with §6's losses 1, 0, 0; the
+    lowest, 0, is reached by configurations 1 and 2; the JSON validates."""
+    report = maned.run(EXAMPLES / "sweep.mnd")
+    [sweep] = report.sweeps
+    assert (sweep.definition, sweep.algorithm, sweep.key) == ("fit", "linear_regression", "lr")
+    assert [(c.value, c.outputs, c.loss) for c in sweep.configurations] == [
+        (2, ("m0", "l0"), 1), (5, ("m1", "l1"), 0), (10, ("m2", "l2"), 0)]
+    assert sweep.lowest == (1, 2)
+    losses = {v.name: v.values[0] for f in report.flows for v in f.outputs if v.name[0] == "l"}
+    assert [c.loss for c in sweep.configurations] == [losses[c.outputs[1]]
+                                                     for c in sweep.configurations]
+    jsonschema.validate(json.loads(json.dumps(report.to_json())), SCHEMA)
+    hmm = maned.run(source=(EXAMPLES / "hmm.mnd").read_text().replace(
+        "iters: 3", "iters: [2, 3]").replace("return model, score;",
+                                             "return m0, s0, m1, s1;"))
+    assert [(c.value, c.loss) for c in hmm.sweeps[0].configurations] == [(2, None), (3, None)]
+    assert hmm.sweeps[0].lowest == ()  # a score is no loss
