@@ -49,7 +49,8 @@ def test_order_status_then_lazy_login_then_execute(stub):
     assert stub.paths() == ["GET /api/status", "POST /api/auth", "POST /api/execute?mode=sync"]
     _, _, headers = stub.log[2]
     assert headers["X-Maned-Proto"] == "1" and headers["X-Maned-Token"] == "a" * 32
-    assert "X-Maned-Proto" not in stub.log[0][2]
+    # on the status too (issue 23, point 13: the other client we know sends it everywhere)
+    assert [h.get("X-Maned-Proto") for _, _, h in stub.log] == ["1", "1", "1"]
 
 
 def test_async_polls_with_backoff_and_reads_the_result(stub, no_sleep):

@@ -65,7 +65,7 @@ class CdpDevice:
     # --- transport ----------------------------------------------------------------------
     def _request(self, method: str, path: str, body: bytes | None = None,
                  ctype: str | None = None, auth: bool = True) -> Answer:
-        first = [] if path == "/api/status" else [(PROTO_HEADER, str(PROTO))]
+        first = [(PROTO_HEADER, str(PROTO))]  # on every request, status too (interop)
         then = [(TOKEN_HEADER, self.token)] if auth and self.token else []
         if ctype:
             then.append(("Content-Type", ctype))
