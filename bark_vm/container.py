@@ -1,8 +1,10 @@
 """Bark workers in containers, through the docker SDK (DESIGN D8): build the image from the
 project's wheel, start a worker with its port published on 127.0.0.1 only, wait until
 `/api/status` answers, and always remove it afterwards."""
+import atexit
 import http.client
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -15,6 +17,10 @@ from pathlib import Path
 from .wire.constants import DEFAULT_PORT
 
 WORKER_PORT = DEFAULT_PORT  # inside the container
+# One image tag per process: two runs on one Docker daemon never race for a tag, and the
+# images a process built are removed when it exits (no dangling image per run).
+RUN_TAG = f"maned-bark-worker:run-{os.getpid()}-{secrets.token_hex(4)}"
+_BUILT: dict[str, object] = {}  # tag -> the client that built it
 
 
 @dataclass
@@ -66,16 +72,28 @@ def build_image(client, project: Path, tag: str, base: str | None = None) -> str
     return tag
 
 
-def worker_image(client, project: Path, tag: str = "maned-bark-worker:test") -> str:
+def worker_image(client, project: Path, tag: str = RUN_TAG) -> str:
     """The worker image of this project, built on the local Debian base when there is one
     ($MANED_DOCKER_BASE, default maned-base:bookworm; DESIGN §5), else on the Dockerfile's
-    default base (which needs an image registry)."""
+    default base (which needs an image registry); removed when this process exits."""
     base = os.environ.get("MANED_DOCKER_BASE", "maned-base:bookworm")
     try:
         client.images.get(base)
     except Exception:  # no such image (or no answer): the Dockerfile's own base
         base = None
+    if not _BUILT:
+        atexit.register(_remove_built)
+    _BUILT[tag] = client
     return build_image(client, project, tag, base)
+
+
+def _remove_built() -> None:
+    """Remove every image this process built (best effort: the run is over)."""
+    for tag, client in _BUILT.items():
+        try:
+            client.images.remove(tag, force=True)
+        except Exception:  # already gone, or the daemon stopped first
+            pass
 
 
 def _wait_ready(host: str, port: int, timeout: float, alive) -> None:

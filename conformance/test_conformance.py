@@ -37,8 +37,9 @@ PAIRS = [(case, target, "pass") for case in CASES for target in case.targets] + 
     (case, "vm_abi1", want) for case in CASES if (want := _abi1_expected(case))]
 
 
-@pytest.mark.parametrize("case, target, want", PAIRS,
-                         ids=[f"{c.id}@{t}" for c, t, _ in PAIRS])
+@pytest.mark.parametrize("case, target, want", [
+    pytest.param(c, t, w, id=f"{c.id}@{t}",
+                 marks=[pytest.mark.docker] if t == "hardware" else []) for c, t, w in PAIRS])
 def test_case(case, target, want, request):
     outcome = run_case(case, request.getfixturevalue(target))
     assert (outcome.status, outcome.detail) == (want, outcome.detail)

@@ -15,6 +15,8 @@ from maned_bench.suite import FAMILIES, context, yardstick_of
 from maned_bench.workers import http_device, tiny_request, vm_device
 from maned_bench.yardstick import TWO_CORES
 
+pytestmark = pytest.mark.bench
+
 
 @pytest.fixture(scope="module")
 def smoke():

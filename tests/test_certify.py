@@ -21,6 +21,8 @@ MUTANTS = Path(__file__).resolve().parent / "mutants"
 sys.path.insert(0, str(MUTANTS))
 from mutants import AIMED_AT, MUTANTS as BROKEN  # noqa: E402
 
+pytestmark = pytest.mark.slow
+
 USER, PASSWORD = "certify", "pw-certify-5b1e-never-printed"
 FULL_SET = [c for c in all_cases() if "hardware" in c.targets]
 DENOMINATOR = len(CHECKS) + len(FULL_SET)  # every report lists every check and case

@@ -9,6 +9,8 @@ from bark_vm.container import docker_client
 from gates import until
 from workers import IMAGE, Workers
 
+pytestmark = pytest.mark.docker
+
 
 @pytest.fixture(scope="module")
 def client():

@@ -17,6 +17,8 @@ from conftest import only_sweep_notes
 from fault_proxy import Fault, FaultProxy
 from gates import HANG_GUARD_S, Gate, until
 
+pytestmark = pytest.mark.slow
+
 FAKES = os.path.join(os.path.dirname(__file__), "fakes")
 PASSWORD = "fault-pass-4d1e"
 HEAD = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"

@@ -19,7 +19,9 @@ from gates import HANG_GUARD_S, until
 from test_pool import N_CONFIGS, configurations_by_target, sweep
 from workers import IMAGE, ROOT, Workers
 
-STACK = "maned-fleet-test"
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+STACK = f"maned-fleet-test-{uuid.uuid4().hex[:8]}"  # this run's own: runs never collide
 SERVICE = f"{STACK}_worker"
 NETWORK = f"{STACK}_fleet"
 SECRET = f"maned-fleet-test-pass-{uuid.uuid4().hex[:8]}"  # never a user's bark_pass

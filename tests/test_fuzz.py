@@ -14,6 +14,8 @@ from maned.cli import run as run_cli
 from conftest import EXAMPLES
 from fuzzing import cases, check_outcome, deadline
 
+pytestmark = pytest.mark.fuzz
+
 CASES = 1200
 # Pinned to the language-core examples (R33): ML training would make each case slow.
 CORPUS = ["birds.mnd", "choose.mnd", "constructors.mnd", "csv_io.mnd", "gather.mnd",

@@ -28,6 +28,8 @@ from fuzzing import cases, check_outcome, deadline, mutate_bytes
 from stub_worker import STATUS, Hostile
 from test_wire_golden import A_MNPK_V1, A_MNPK_V2, A_MNRS, B_MNPK_V1, C_MNPK_V2, D_MNPK_V1
 
+pytestmark = pytest.mark.fuzz
+
 GOLDEN = [A_MNPK_V1, A_MNPK_V2, B_MNPK_V1, C_MNPK_V2, D_MNPK_V1]
 CONFIGS = (WorkerConfig(abi=1), WorkerConfig(abi=2))
 LAYER = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"

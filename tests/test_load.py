@@ -7,6 +7,8 @@ import pytest
 from bark_vm.container import worker_process
 from load import result_gone, run_load
 
+pytestmark = pytest.mark.slow
+
 CLIENTS, SYNC_JOBS, ASYNC_JOBS = 8, 100, 20
 
 

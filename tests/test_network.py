@@ -14,6 +14,8 @@ from bark_vm.container import free_port
 from conftest import EXAMPLES, SEED_SWEEP_NOTE
 from workers import Workers
 
+pytestmark = pytest.mark.docker
+
 PASS = "verify: PASS (compared local interpreter vs routed targets)"
 SECRETS = {"P_REX": "rex-pass-1f9a", "P_BOB": "bob-pass-77c2"}
 

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bark_vm.container import docker_client, worker_container, worker_image, worker_process
+from bark_vm.container import (RUN_TAG, docker_client, worker_container, worker_image,
+                               worker_process)
 
 ROOT = Path(__file__).resolve().parent.parent
-IMAGE = "maned-bark-worker:test"
+IMAGE = RUN_TAG  # this run's own tag (two runs on one daemon never share one)
 # A discovery window for tests: without broadcast the wait ends as soon as every probed
 # worker has answered, so a long window costs nothing and no machine is too slow for it.
 LONG_WINDOW_MS = "30000"
