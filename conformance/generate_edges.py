@@ -543,9 +543,146 @@ def envelope_edges() -> dict[str, str]:
     return out
 
 
+def runtime_refusal_edges() -> dict[str, str]:
+    """Operand shapes and axes that reach the worker and that its kernel must refuse with
+    SHAPE_MISMATCH before anything else fails: R4-incompatible shapes numpy would broadcast,
+    an axis equal to the rank (W11), ranks an op cannot take, a kernel wider than the
+    padded input (each also a place where a sloppier worker fails with another code)."""
+    rng = _rng("runtime_refusals")
+    out = {}
+    for op, a, b, why in [("add", (2, 3), (3,), "[2,3] and [3] (numpy would broadcast them)"),
+                          ("mul", (2, 1), (1, 2), "[2,1] and [1,2] (numpy would broadcast "
+                           "them to [2,2])")]:
+        out[f"ops/{op}/incompatible_{'x'.join(map(str, a))}_"
+            f"{'x'.join(map(str, b))}_refused.toml"] = case(
+            f"{op} of {why} is refused on every target (R4: SHAPE_MISMATCH)",
+            HEAD[0] + flow("a, b", f"a b {op} r ="),
+            {"a": _pick(rng, a), "b": _pick(rng, b)}, **BY_WORKER)
+    for op in ("tensor_sum", "tensor_mean", "softmax"):
+        out[f"ops/{op}/axis_2_rank2_refused.toml"] = case(
+            f"{op} along axis 2 of a rank-2 [2,3] tensor (an axis equal to the rank) is refused "
+            "on every target (W11: SHAPE_MISMATCH)", HEAD[0] + flow("a", f"a {{axis: 2}} {op} r ="),
+            {"a": _pick(rng, (2, 3))}, **BY_WORKER)
+    out["ops/transpose/rank1_refused.toml"] = case(
+        "transpose of a rank-1 [3] tensor is refused on every target (ranks 2 to 4: "
+        "SHAPE_MISMATCH)", HEAD[0] + flow("a", "a transpose r ="), {"a": _pick(rng, (3,))},
+        **BY_WORKER)
+    for name, a, b in [("left", (3,), (3, 2)), ("right", (2, 3), (3,))]:
+        out[f"ops/matmul/rank1_{name}_refused.toml"] = case(
+            f"matmul of {list(a)} and {list(b)} (a rank-1 operand on the {name}) is refused on "
+            "every target (both must be rank 2: SHAPE_MISMATCH)",
+            HEAD[0] + flow("a, b", "a b matmul r ="), {"a": _pick(rng, a), "b": _pick(rng, b)},
+            **BY_WORKER)
+    small = list(range(-9, 10))
+    for name, x, k, why in [("input_rank1", (4,), (1, 1), "a rank-1 [4] input"),
+                            ("input_rank4", (1, 1, 2, 2), (1, 1), "a rank-4 [1,1,2,2] input"),
+                            ("kernel_rank1", (2, 2), (1,), "a rank-1 [1] kernel"),
+                            ("kernel_rank3", (2, 2), (1, 1, 1), "a rank-3 [1,1,1] kernel"),
+                            ("kernel_wider", (3, 2), (1, 3), "a [1,3] kernel wider than the "
+                             "[3,2] input (its height fits)")]:
+        out[f"ops/conv2d/{name}_refused.toml"] = case(
+            f"conv2d with {why} is refused on every target (SHAPE_MISMATCH)",
+            HEAD[0] + flow("x, k", "x k conv2d r ="),
+            {"x": _pick(rng, x, small), "k": _pick(rng, k, small)}, **BY_WORKER)
+    stats = {"x": (2, 3), "m": (3,), "v": (1,), "g": (1,), "b": (1,)}
+    out["ops/batchnorm/mean_incompatible_refused.toml"] = case(
+        "batchnorm of a [2,3] x with a [3] mean (R4 has no [3] against [2,3]) is refused on "
+        "every target (SHAPE_MISMATCH)", HEAD[0] + flow(
+            "x, m, v, g, b", "x m v g b batchnorm r ="),
+        {k: _pick(rng, shape) for k, shape in stats.items()}, **BY_WORKER)
+    return out
+
+
+def unit_window_edges() -> dict[str, str]:
+    """Windows of one element: conv2d with a [1,1] kernel over one channel (each output is one
+    product, padding gives zeros), maxpool2d and avgpool2d of a [1,1] and a [1,1,1] input."""
+    rng = _rng("unit_windows")
+    out = {}
+    out["ops/conv2d/kernel_1x1.toml"] = case(
+        "conv2d of a one-channel [3,4] input with a [1,1] kernel (one product per output), "
+        "bare, at padding 1 (a ring of zeros) and at stride 2",
+        HEAD[0] + flow("x, k", "x k conv2d r = x k {padding: 1} conv2d p = "
+                       "x k {stride: 2} conv2d s =", "r, p, s"),
+        {"x": _pick(rng, (3, 4)), "k": "1x1:-3"})
+    for op in ("maxpool2d", "avgpool2d"):
+        out[f"ops/{op}/one_element.toml"] = case(
+            f"{op} with kernel_size 1 of a [1,1] and a [1,1,1] input (one window of one "
+            "element)", HEAD[0] + flow("a, b", f"a {{kernel_size: 1}} {op} r = "
+                                       f"b {{kernel_size: 1}} {op} s =", "r, s"),
+            {"a": f"1x1:{MIN}", "b": "1x1x1:-7"})
+    return out
+
+
+def plan_edges() -> dict[str, str]:
+    """Flows whose module is mostly PARAMs: one that computes nothing and returns its only
+    parameter, one whose three unused parameters still travel (its highest value is not an
+    output), and a literal 0 (the one CONST an ABI-1 module can carry; v2 carries any int16)."""
+    out = {}
+    out["envelopes/passthrough_one.toml"] = case(
+        "a flow that computes nothing returns its only parameter (a module of one PARAM and "
+        "RETURN)", HEAD[0] + flow("a", "", "a"), {"a": tensor((2, 3), [MIN, MAX, 0, -1, 1, 7])})
+    out["envelopes/passthrough_unused_params.toml"] = case(
+        "a flow of four parameters that returns the first: the other three travel unused, "
+        "so the module's highest value is not an output", HEAD[0] + flow("a, b, c, d", "", "a"),
+        {"a": tensor((2, 2), [MIN, MAX, -1, 0]), "b": "1:3", "c": tensor((3,), [4, 5, 6]),
+         "d": str(MIN)})
+    out["envelopes/literal_zero.toml"] = case(
+        "a literal 0 as the right operand of add, gt and div (a CONST 0 in ABI 1 and 2; x/0 = 0)",
+        HEAD[0] + flow("a", "a 0 add r = a 0 gt s = a 0 div t =", "r, s, t"),
+        {"a": tensor((2, 3), [MIN, MAX, 0, -1, 1, 7])})
+    return out
+
+
+def wide_edges() -> dict[str, str]:
+    """Small jobs at the far ends of their parameters: conv2d at stride and padding 255 with a
+    large kernel (three windows per axis, one over the input), and layernorm rows whose exact
+    results leave int32 on the wide (Python integer) path and wrap."""
+    rng = _rng("wide")
+    out = {}
+    small = list(range(-9, 10))
+    out["ops/conv2d/s255_p255_k16x16.toml"] = case(
+        "conv2d of a [16,16] input with a [16,16] kernel at stride 255, padding 255: a [1,3,3] "
+        "output whose centre window covers the input exactly, the rest only padding",
+        HEAD[0] + flow("x, k", "x k {stride: 255, padding: 255} conv2d r ="),
+        {"x": _pick(rng, (16, 16), small), "k": _pick(rng, (16, 16), small)})
+    kernels = {"k": (1, 2, 511, 1), "j": (1, 2, 1, 511)}
+    out["ops/conv2d/p255_kernel_511.toml"] = case(
+        "conv2d at padding 255 of a [2,1,1] input (two channels of one pixel) with a [1,2,511,1] "
+        "and a [1,2,1,511] kernel, each as tall or as wide as the padded input: [1,1,511] and "
+        "[1,511,1] outputs, one window over the pixels, the rest only padding",
+        HEAD[0] + flow("x, k, j", "x k {padding: 255} conv2d r = x j {padding: 255} conv2d s =",
+                       "r, s"),
+        {"x": tensor((2, 1, 1), [MAX, MIN]),
+         **{n: _pick(rng, shape, small) for n, shape in kernels.items()}})
+    n = 16384
+    out[f"ops/matmul/long_inner_{n}.toml"] = case(
+        f"matmul of a [1,{n}] row by a [{n},1] column (a {n}-term dot product of 46341 and "
+        f"-46341, which wraps) and of a [{n},1] column by a [1,1] matrix: small products with "
+        "one long dim", HEAD[0] + f"in::a = 1 {n} 46341 full;\nin::b = {n} 1 -46341 full;\n"
+        f"in::c = {n} 1 7 full;\n" + flow("a, b, c, s", "a b matmul r = c s matmul t =", "r, t"),
+        {"s": f"1x1:{MIN + 1}"})
+    # Row [v, 0, ..., 0] of N = 8: c = [7v, -v, ...], out_0 = rdiv(7v·M·8·2^10, R) ≈ M·√7, which
+    # leaves int32 at q 9 and wraps; v = 10^6 puts max|c|·M·N·2^10 past 2^60 (the wide path).
+    v = 10 ** 6
+    rows = [[v] + [0] * 7, [-v] + [0] * 7, [v, -v] + [0] * 6, [0, 3] + [0] * 6]
+    out["ops/layernorm/wide_wraps_q9.toml"] = case(
+        "layernorm at quantres 9 of 8-element rows on the wide path (max|c|·M·N·2^10 past "
+        "2^60) whose results leave int32 (about ±10^9·√7) and wrap", quant(9) + flow(
+            "a", "a layernorm r ="), {"a": tensor((len(rows), 8), sum(rows, []))})
+    # Two-element rows whose c = ±2^31: max|c|²·N = 2^63 (past int64, the wide path), and
+    # Σc² = 2^63 is one past int64 too; max|c|·M·N·2^10 stays below 2^60 at quantres 5.
+    pairs = [[MAX, -1], [-1, MAX], [MIN, 0], [0, MIN], [MAX, MAX - 1]]
+    out["ops/layernorm/pairs_sum_2_63_q5.toml"] = case(
+        "layernorm at quantres 5 of two-element rows [MAX, -1], [MIN, 0] and their mirrors: "
+        "c = ±2^31, so Σc² = max|c|²·N = 2^63, one past int64", quant(5) + flow(
+            "a", "a layernorm r ="), {"a": tensor((len(pairs), 2), sum(pairs, []))})
+    return out
+
+
 EDGE_FAMILIES = (division_edges, conv2d_edges, pool_edges, batchnorm_edges, layernorm_edges,
                  reduce_edges, activation_edges, softmax_edges, shape_edges, matmul_edges,
-                 scalar_mul_edges, compare_logic_edges, unary_edges, envelope_edges)
+                 scalar_mul_edges, compare_logic_edges, unary_edges, envelope_edges,
+                 runtime_refusal_edges, unit_window_edges, plan_edges, wide_edges)
 
 
 def edge_cases() -> dict[str, str]:
