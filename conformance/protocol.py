@@ -41,6 +41,12 @@ calc::lambda_flow grow(x) {
     x x add y =
 } return y;
 """  # an int8 envelope (spec/wire.md §4): 100 + 100 does not fit, so EXEC_FAILED
+ZERO_SCRIPT = GOLDEN_SCRIPT.split("calc::")[0] + """calc::lambda_flow layer(x, w, bias) {
+    x 0 add shifted =
+    shifted w matmul product =
+    product bias elemwise_add result =
+} return result;
+"""  # the golden's inputs through a CONST 0 (the one constant a v1 module carries)
 HEAVY_SCRIPT = GOLDEN_SCRIPT.split("calc::")[0] + """calc::lambda_flow heavy(a, b) {
     a b matmul r =
 } return r;
@@ -127,8 +133,8 @@ def _error_of(answer, code: str, what: str) -> None:
                      f"{got or body[:60]!r}")
 
 
-def _golden(abi: int):
-    checked = compile_script(GOLDEN_SCRIPT)
+def _golden(abi: int, script: str = GOLDEN_SCRIPT):
+    checked = compile_script(script)
     graph = checked.graphs["layer"]
     inputs = [parse_value(DEFAULTS[p]) for p in graph.params]
     lowered, mnpk, mnrs, _, _ = build_fixture(checked.program, graph, inputs, abi)
@@ -262,6 +268,18 @@ def checks(p: Probe):
                          f"expected {len(mnrs)}-byte MNRS")
         return f"{len(mnpk)}-byte request, {len(mnrs)}-byte result, byte for byte"
 
+    def v1_module():
+        """wire-golden §6.1 step 3: a v2 worker runs v1 modules; the golden and a flow with
+        a CONST 0 lowered at ABI 1 answer the reference's MNRS byte for byte."""
+        for script in (GOLDEN_SCRIPT, ZERO_SCRIPT):
+            _, mnpk, mnrs = _golden(1, script)
+            code, _, body = p.call("POST", "/api/execute?mode=sync", mnpk, token=True,
+                                   headers={"Content-Type": "application/x-maned-mnpk"})
+            if (code, body) != (200, mnrs):
+                raise Failed(f"a v1 module ({len(mnpk)} bytes) answered HTTP {code}, "
+                             f"{len(body)} bytes, not the expected {len(mnrs)}-byte MNRS")
+        return "two v1 modules (the golden, and a CONST 0) answered byte for byte"
+
     def mutations():
         lowered, mnpk, _ = state["golden"]
         for name in MUTATIONS:
@@ -337,7 +355,8 @@ def checks(p: Probe):
 
     return [("status", status), ("proto_version", proto_version),
             ("auth_required", auth_required), ("auth_failed", auth_failed),
-            ("lockout", lockout), ("golden_sync", golden_sync), ("mutations", mutations),
+            ("lockout", lockout), ("golden_sync", golden_sync), ("v1_module", v1_module),
+            ("mutations", mutations),
             ("too_large", too_large), ("too_large_for_sync", too_large_for_sync),
             ("async_read_once", async_read_once), ("unknown_job", unknown_job),
             ("exec_failed", exec_failed), ("busy", busy), ("not_ready", not_ready)]

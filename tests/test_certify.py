@@ -49,8 +49,9 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
     assert report["worker"]["alias"] == "bob" and report["worker"]["ir"] == 2
     ids = [c["id"] for c in report["cases"]]
     protocol = [i for i in ids if i.startswith("protocol/")]
-    assert protocol == ids[:14] and "protocol/golden_sync" in protocol  # checks first
-    assert ids[14:] == sorted(ids[14:])  # then every case, in id order
+    n = len(CHECKS)
+    assert protocol == ids[:n] and "protocol/v1_module" in protocol  # checks first
+    assert ids[n:] == sorted(ids[n:])  # then every case, in id order
     assert {"ops/conv2d/s0_p0.toml", "ops/avgpool2d/k5_refused.toml"} <= set(ids)
     assert "ops/concat/rank0_refused.toml" not in ids  # refused by planning: asks no worker
     signature = (tmp_path / "a" / "signature.txt").read_text()
@@ -67,7 +68,7 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
     summary = (tmp_path / "a" / "summary.md").read_text()
     assert "## Per op" in summary and "## Per algorithm" in summary
     assert "| `matmul` |" in summary and "| `linear_regression` |" in summary
-    assert "Protocol: 14 of 14 checks passed" in summary
+    assert f"Protocol: {len(CHECKS)} of {len(CHECKS)} checks passed" in summary
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))

@@ -59,7 +59,8 @@ ERRORS = {
     "BAD_ENVELOPE": (400, "the worker could not parse the request"),
     "UNSUPPORTED_OP": (422, "the worker does not implement an op of this flow"),
     "SHAPE_MISMATCH": (422, "input tensor shapes are inconsistent with the flow"),
-    "TOO_LARGE": (413, "the request is larger than the worker's max_payload"),
+    "TOO_LARGE": (413, "the request is larger than the worker accepts (its max_payload, "
+                        "or its memory budget for one job)"),
     "TOO_LARGE_FOR_SYNC": (413, "the request is too large for a synchronous execute"),
     "BUSY": (503, "the worker has no free job slot; retry later"),
     "NOT_READY": (409, "the job's result is not ready yet"),
