@@ -35,6 +35,7 @@ FLOWS = {
     "softmax": ("a", "a {axis: 0} softmax r =", "r", {"a": "2x3:1,2,3,-1,-2,-3"}),
     "tensor_sum": ("a", "a {axis: 1} tensor_sum r =", "r", {"a": "2x3:1,2,3,-1,-2,-3"}),
     "concat": ("a, b", "a b {axis: 0} concat r =", "r", {"a": SQUARE, "b": "1x2:7,8"}),
+    "sigmoid": ("a", "a sigmoid r =", "r", {"a": SQUARE}),
 }
 
 # The flow each malformation breaks (default `layer`, the canonical fixture of §2).
@@ -59,6 +60,7 @@ BASE = {
     **dict.fromkeys(("pool_kernel_0", "v1_pool_imm_high"), "maxpool"),
     "pool_stride_0": "avgpool", "softmax_axis_5": "softmax",
     "reduction_axis_5": "tensor_sum", "concat_axis_5": "concat",
+    "quantres_10_table": "sigmoid",
 }
 
 # The module's ABI where it is not the worker's own: v1 rules run on every worker as v1

@@ -489,4 +489,8 @@ MALFORMATIONS: dict[str, Malformation] = {
     "split_uneven": _m(_edit(_is(ir.SPLIT), lambda i: replace(i, srcs=(*i.srcs[:2], 4, 0))),
                        "a SPLIT of an axis of 6 into 4 sections (wire-golden §6.1 step 7, "
                        "§1.4 [W9])", 7, SHAPE, abis=V2),
+    "quantres_10_table": _m(_header(16, b"\x0a"), "a sigmoid at quantres 10: the activation "
+                            "tables are defined for quantres 0..9 only, so the op fails "
+                            "(spec/language.md, the preamble; docs/ops.md §3; wire-golden "
+                            "§6.1 step 7)", 7, "EXEC_FAILED"),
 }

@@ -99,6 +99,7 @@ DETAIL = {
     "entry_shape_contradicts": r"matmul \[1, 4\] x \[2, 2\]",
     "reshape_size_mismatch": r"reshape \[2, 3\] \(6 elements\) to \[4, 2\]",
     "split_uneven": r"split \[2, 6\]: 4 sections do not divide axis 1",
+    "quantres_10_table": r"activation LUTs need 0 <= quantres <= 9, got 10",
 }
 
 
