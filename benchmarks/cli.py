@@ -3,47 +3,85 @@
     maned-bench [--smoke] [--out DIR] [--only FAMILY[,FAMILY...]] [--baseline FILE]
                 [--rebaseline]
 
-Writes DIR (default benchmarks/results/): pytest-benchmark.json, summary.json, results.md
-and the PNG plots. Exit 0 when every family ran and the gate passed, 1 otherwise."""
+Writes DIR (default benchmarks/results/ of the working directory): pytest-benchmark.json,
+summary.json, results.md and the plots of the families that ran. Reads the baseline FILE
+(paths.py: the working directory's benchmarks/baseline.json, else the installed one), which
+--rebaseline rewrites unless it is the installed one. Exit 0 when every family ran and the
+gate passed, 1 otherwise, 2 on a usage error (the test extras missing among them)."""
 import argparse
 import sys
 from pathlib import Path
 
-import pytest
-
-from . import gate, results
+from . import paths
 from .suite import FAMILIES
 
+EXTRAS = ("pytest", "pytest_benchmark", "matplotlib")  # the `test` extra's, which a run needs
 
-def main(argv: list[str] | None = None) -> int:
+
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="maned-bench", description="Measure the round-trip "
                                 "economics: ratios, plots, and the regression gate.")
     p.add_argument("--smoke", action="store_true", help="the fast smoke scale (seconds)")
-    p.add_argument("--out", default=str(results.DEFAULT), help="the results folder")
+    p.add_argument("--out", default=str(paths.OUT), metavar="DIR",
+                   help=f"the results folder (default {paths.OUT} in the working directory)")
     p.add_argument("--only", default="", metavar="FAMILIES",
                    help=f"comma-separated, among {', '.join(FAMILIES)}")
-    p.add_argument("--baseline", default=str(gate.BASELINE), help="the gate's baseline")
+    p.add_argument("--baseline", default=None, metavar="FILE",
+                   help=f"the gate's baseline (default {paths.LOCAL_BASELINE} in the working "
+                   "directory if there is one, else the one installed with the package)")
     p.add_argument("--rebaseline", action="store_true",
-                   help="write this run's values into the baseline (margins kept)")
-    args = p.parse_args(argv)
+                   help="write this run's values into the baseline (margins kept); never into "
+                   "the installed one unless --baseline names it")
+    return p
+
+
+def missing_extras() -> str | None:
+    """The first module of the `test` extra that cannot be imported, or None."""
+    for name in EXTRAS:
+        try:
+            __import__(name)
+        except ImportError:
+            return name
+    return None
+
+
+def _refuse(text: str) -> int:
+    sys.stderr.write(f"maned-bench: {text} [EUSAGE]\n")
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     only = [f for f in args.only.split(",") if f]
     unknown = sorted(set(only) - set(FAMILIES))
     if unknown:
-        sys.stderr.write(f"maned-bench: unknown family {', '.join(unknown)}; choose among "
-                         f"{', '.join(FAMILIES)} [EUSAGE]\n")
-        return 2
+        return _refuse(f"unknown family {', '.join(unknown)}; choose among "
+                       f"{', '.join(FAMILIES)}")
+    missing = missing_extras()
+    if missing:
+        return _refuse(f"a run needs the test extras ({missing} is not installed): "
+                       "pip install '.[test]'")
+    baseline = Path(args.baseline) if args.baseline else paths.default_baseline()
+    why = args.rebaseline and paths.rebaseline_refusal(baseline, args.baseline is not None)
+    if why:
+        return _refuse(why)
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        sys.stderr.write(f"maned-bench: cannot write the results folder {out}: "
-                         f"{e.strerror or e} [EUSAGE]\n")
-        return 2
+        return _refuse(f"cannot write the results folder {out}: {e.strerror or e}")
+    return _run(args, only, out, baseline)
+
+
+def _run(args, only: list[str], out: Path, baseline: Path) -> int:
+    """The families under pytest-benchmark, with the plugin that writes and gates them."""
+    import pytest
+
     select = ["-k", " or ".join(f"[{f}]" for f in only)] if only else []
     code = pytest.main(["-p", "maned_bench.plugin", "-p", "no:cacheprovider", "-q",
                         "--pyargs", "maned_bench.test_benchmarks", *select,
                         "--bench-scale", "smoke" if args.smoke else "full",
-                        "--bench-out", str(out), "--bench-baseline", args.baseline,
+                        "--bench-out", str(out), "--bench-baseline", str(baseline),
                         *(["--bench-rebaseline"] if args.rebaseline else []),
                         "--benchmark-json", str(out / "pytest-benchmark.json")])
     return 0 if code == 0 else 1

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from . import gate, results
+from . import gate, paths, results
 from .suite import SCALES, context, yardstick_of
 
 FIGURES = pytest.StashKey[list]()
@@ -15,16 +15,28 @@ def pytest_addoption(parser):
     group = parser.getgroup("maned-bench")
     group.addoption("--bench-scale", choices=SCALES, default="full",
                     help="smoke (seconds) or full (the figures of docs/economics.md)")
-    group.addoption("--bench-out", default=str(results.DEFAULT), metavar="DIR",
-                    help="the results folder (default benchmarks/results)")
-    group.addoption("--bench-baseline", default=str(gate.BASELINE), metavar="FILE",
-                    help="the gate's baseline (default benchmarks/baseline.json)")
+    group.addoption("--bench-out", default=str(paths.OUT), metavar="DIR",
+                    help=f"the results folder (default {paths.OUT} in the working directory)")
+    group.addoption("--bench-baseline", default=None, metavar="FILE",
+                    help=f"the gate's baseline (default {paths.LOCAL_BASELINE} in the working "
+                    "directory if there is one, else the installed one, read only)")
     group.addoption("--bench-rebaseline", action="store_true",
                     help="write this run's values into the baseline (margins kept)")
 
 
 def pytest_configure(config):
     config.stash[FIGURES] = []
+    if config.getoption("--bench-rebaseline"):
+        why = paths.rebaseline_refusal(baseline_of(config),
+                                       config.getoption("--bench-baseline") is not None)
+        if why:
+            raise pytest.UsageError(why)
+
+
+def baseline_of(config) -> Path:
+    """The baseline this run reads (and --bench-rebaseline writes)."""
+    given = config.getoption("--bench-baseline")
+    return Path(given) if given is not None else paths.default_baseline()
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +55,7 @@ def pytest_sessionfinish(session, exitstatus):
     if not figures:
         return
     scale = config.getoption("--bench-scale")
-    path = Path(config.getoption("--bench-baseline"))
+    path = baseline_of(config)
     tables = gate.load(path)
     if config.getoption("--bench-rebaseline"):
         tables[scale] = gate.rebaselined(figures, tables.get(scale, {}))

@@ -1,13 +1,12 @@
-"""A run's results folder (benchmarks/results/ by default, ignored by git): summary.json
-(the context and every figure), results.md (a table per family, the gate's verdicts) and
-the plots; pytest-benchmark writes its own JSON beside them."""
+"""A run's results folder (benchmarks/results/ of the working directory by default, paths.py;
+ignored by git in the checkout): summary.json (the context and every figure), results.md
+(a table per family, the gate's verdicts) and the plots; pytest-benchmark writes its own
+JSON beside them."""
 import json
 from pathlib import Path
 
 from . import goals, plots
 from .suite import yardstick_of
-
-DEFAULT = Path(__file__).resolve().parent / "results"
 
 
 def _cell(value) -> str:

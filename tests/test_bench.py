@@ -146,3 +146,78 @@ def test_maned_bench_runs_families_and_refuses_unknown_ones(tmp_path):
     groups = {b["group"] for b in bench["benchmarks"]}
     assert groups == {"kernel", "roundtrip"}
     assert all(b["extra_info"]["figures"] for b in bench["benchmarks"])
+
+
+# --- where a run reads and writes (issue 23, point 9) ---------------------------------------
+NO_EXTRAS = ("import sys\nfor m in ('pytest', 'pytest_benchmark', 'matplotlib'):\n"
+             "    sys.modules[m] = None\nfrom maned_bench.cli import main\n"
+             "sys.exit(main(sys.argv[1:]))\n")
+
+
+def _bench(args, cwd, extras=True, timeout=300):
+    """maned-bench ARGS run in `cwd`; without the test extras importable unless `extras`."""
+    head = [sys.executable, "-m", "maned_bench.cli"] if extras else [sys.executable, "-c",
+                                                                     NO_EXTRAS]
+    return subprocess.run(head + list(args), cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_maned_bench_help_needs_no_test_extras_and_shows_its_defaults(tmp_path):
+    shown = _bench(["--help"], tmp_path, extras=False, timeout=60)
+    assert shown.returncode == 0 and shown.stderr == ""
+    text = " ".join(shown.stdout.split())
+    assert "default benchmarks/results in the working directory" in text
+    assert "default benchmarks/baseline.json in the working directory" in text
+    run = _bench(["--smoke"], tmp_path, extras=False, timeout=60)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and run.stderr.endswith("[EUSAGE]\n")
+    assert "pip install '.[test]'" in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "benchmarks").exists()
+
+
+def test_the_default_baseline_is_the_working_directorys_else_the_installed_one(
+        tmp_path, monkeypatch):
+    from maned_bench import paths
+    monkeypatch.chdir(tmp_path)
+    assert paths.default_baseline() == paths.INSTALLED
+    assert paths.rebaseline_refusal(paths.default_baseline(), given=False)
+    assert paths.rebaseline_refusal(tmp_path / "b.json", given=True) is None
+    (tmp_path / "benchmarks").mkdir()
+    (tmp_path / "benchmarks" / "baseline.json").write_text("{}")
+    assert paths.default_baseline() == tmp_path / "benchmarks" / "baseline.json"
+    assert paths.rebaseline_refusal(paths.default_baseline(), given=False) is None
+
+
+def test_rebaseline_never_writes_into_the_installed_package(tmp_path):
+    installed = gate.BASELINE.read_bytes()
+    refused = _bench(["--smoke", "--only", "kernel", "--rebaseline"], tmp_path, timeout=120)
+    assert gate.BASELINE.read_bytes() == installed
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.count("\n") == 1 and refused.stderr.endswith("[EUSAGE]\n")
+    assert "--baseline FILE" in refused.stderr
+    assert not (tmp_path / "benchmarks").exists()  # refused before anything ran
+    plugin = subprocess.run([sys.executable, "-m", "pytest", "-p", "maned_bench.plugin", "-p",
+                             "no:cacheprovider", "--pyargs", "maned_bench.test_benchmarks",
+                             "--bench-scale", "smoke", "--bench-rebaseline", "-k", "kernel"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert plugin.returncode == 4 and "--baseline FILE" in plugin.stderr  # pytest's usage error
+    assert gate.BASELINE.read_bytes() == installed
+
+
+def test_a_run_writes_its_results_and_baseline_in_the_working_directory(tmp_path):
+    """Plain maned-bench from any folder: results in ./benchmarks/results, and --rebaseline
+    into the --baseline given, the installed baseline untouched."""
+    installed = gate.BASELINE.read_bytes()
+    (tmp_path / "b.json").write_bytes(installed)
+    done = _bench(["--smoke", "--only", "kernel", "--rebaseline", "--baseline", "b.json"],
+                  tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert gate.BASELINE.read_bytes() == installed
+    summary = json.loads((tmp_path / "benchmarks" / "results" / "summary.json").read_text())
+    assert {f["name"].split("/")[0] for f in summary["figures"]} == {"kernel"}
+    mine, theirs = gate.load(tmp_path / "b.json")["smoke"], gate.load()["smoke"]
+    assert set(mine) == set(theirs)
+    measured = {f["name"]: f["value"] for f in summary["figures"]}
+    for name, rule in mine.items():
+        want = round(measured[name], 4) if name in measured else theirs[name]["value"]
+        assert rule["value"] == want and rule["margin"] == theirs[name]["margin"]
