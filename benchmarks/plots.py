@@ -81,16 +81,26 @@ def metg_efficiency(figures, meta):
                     f"A routed job's efficiency ({meta['date']})"), False)
 
 
+# name -> (the figures it plots, drawn only when this run has one of them; how to draw it)
+PLOTS = {
+    "chain_ratio": (r"chain/\w+/\d+", lambda f, meta, _: chain_ratio(f, meta)),
+    "sweep_speedup": (r"sweep/\d+/\w+_x\d+/over_one", sweep_speedup),
+    "round_stages": (r"rounds/(stage/\w+|(vm|http)/(transit|scheduler))",
+                     lambda f, meta, _: round_stages(f, meta)),
+    "metg_efficiency": (r"metg/\w+/efficiency/\d+", lambda f, meta, _: metg_efficiency(f, meta)),
+}
+
+
 def write_all(folder, figures, meta, yardstick) -> list:
-    """Every plot with data in this run, as PNG files; their paths."""
+    """The plot of every family that has points in this run, as PNG files; their paths. The
+    plots of families that did not run (--only) are left as they are, never blanked."""
     made = []
-    for name, fig in (("chain_ratio", chain_ratio(figures, meta)),
-                      ("sweep_speedup", sweep_speedup(figures, meta, yardstick)),
-                      ("round_stages", round_stages(figures, meta)),
-                      ("metg_efficiency", metg_efficiency(figures, meta))):
-        if fig.axes[0].has_data():
-            path = folder / f"{name}.png"
-            fig.savefig(path, dpi=110, bbox_inches="tight")
-            made.append(path)
+    for name, (points, draw) in PLOTS.items():
+        if not any(re.fullmatch(points, f.name) and f.value is not None for f in figures):
+            continue
+        fig = draw(figures, meta, yardstick)
+        path = folder / f"{name}.png"
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        made.append(path)
         plt.close(fig)
     return made

@@ -146,6 +146,7 @@ def test_maned_bench_runs_families_and_refuses_unknown_ones(tmp_path):
     groups = {b["group"] for b in bench["benchmarks"]}
     assert groups == {"kernel", "roundtrip"}
     assert all(b["extra_info"]["figures"] for b in bench["benchmarks"])
+    assert not list(tmp_path.glob("*.png"))  # neither family has a plot: none drawn empty
 
 
 # --- where a run reads and writes (issue 23, point 9) ---------------------------------------
@@ -221,3 +222,22 @@ def test_a_run_writes_its_results_and_baseline_in_the_working_directory(tmp_path
     for name, rule in mine.items():
         want = round(measured[name], 4) if name in measured else theirs[name]["value"]
         assert rule["value"] == want and rule["margin"] == theirs[name]["margin"]
+
+
+# --- --only writes the plots of the families that ran (issue 23, point 10) -----------------
+def test_a_run_writes_only_the_plots_of_the_families_that_ran(tmp_path):
+    meta = context("smoke")
+    kept = {name: f"an earlier run's {name}".encode() for name in plots.PLOTS}
+    for name, data in kept.items():
+        (tmp_path / f"{name}.png").write_bytes(data)
+    kernel_only = [Figure("kernel/matmul/16/speedup", 40.0, "x", "planted", "higher")]
+    written = results.write(tmp_path, kernel_only, meta, [])
+    assert {p.name for p in written} == {"summary.json", "results.md"}
+    assert {n: (tmp_path / f"{n}.png").read_bytes() for n in kept} == kept
+    chains = [Figure(f"chain/linear_regression/{rows}", r, "x", "planted", "lower")
+              for rows, r in ((8, 3.0), (100, 1.5))]
+    written = results.write(tmp_path, chains, meta, [])
+    assert {p.name for p in written} == {"summary.json", "results.md", "chain_ratio.png"}
+    assert (tmp_path / "chain_ratio.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    others = {n: d for n, d in kept.items() if n != "chain_ratio"}
+    assert {n: (tmp_path / f"{n}.png").read_bytes() for n in others} == others
