@@ -238,10 +238,9 @@ def test_progress_lines_go_to_stderr(maned_run):
     code, out, err = maned_run("sweep.mnd", "--progress", "--verify")
     lines = err.splitlines()
     assert code == 0 and len(lines) == 6 and lines[3] + "\n" == SEED_SWEEP_NOTE
-    assert sorted(ln.split(" (")[0] for ln in lines[:3]) == [
-        "progress: fit 1/3", "progress: fit 2/3", "progress: fit 3/3"]
-    assert all(re.fullmatch(r"progress: fit \d/3 \(fit#c\d#r0 on vm[12]\) ok", ln)
-               for ln in lines[:3])
+    assert lines[:3] == ["progress: fit 1/3 (fit#c0#r0 on vm1) ok",  # in job order
+                         "progress: fit 2/3 (fit#c1#r0 on vm2) ok",
+                         "progress: fit 3/3 (fit#c2#r0 on vm1) ok"]
     assert lines[4:] == ["progress: verify: re-running locally", "progress: verify: done"]
     assert maned_run("sweep.mnd", "--verify")[2] == SEED_SWEEP_NOTE
 
@@ -289,8 +288,10 @@ def test_progress_on_a_terminal_is_one_line_redrawn_per_definition(workdir):
     text = b"".join(chunks).decode()
     assert os.waitstatus_to_exitcode(status) == 0
     assert "\r\x1b[K" in text  # redrawn in place
-    assert re.search(r"fit: round \d/3 on vm[12](, vm[12])?, (\d+:\d\d left|estimating)",
-                     text)
+    # drawn as soon as the fit starts; what it shows later depends on the pace (at most two
+    # redraws a second: test_progress.py drives the states on a clock of its own)
+    assert re.search(r"fit: round \d/3 (starting|on vm[12](, vm[12])?), "
+                     r"(\d+:\d\d left|estimating)", text)
     assert re.search(r"fit: 3 rounds done in \d+:\d\d\r?\n", text)
     assert re.search(r"verify: done in \d+:\d\d\r?\n", text)
     assert "verify: PASS" in text
@@ -441,5 +442,6 @@ def test_the_progress_view_counts_rounds_and_estimates_what_is_left():
     view.close()
     assert err.getvalue().endswith(CLEAR + "g: done locally in 0:06\n")
     view(Planned("h", 1))  # a pool member's alias comes from the network: one line, escaped
+    now[0] += 0.5  # a redraw is due (at most one per half second)
     view(JobStarted("h", "ev\x1b[31mil\nprogress: forged"))
     assert err.getvalue().endswith(CLEAR + "h: running on ev\\x1b[31mil\\nprogress: forged, 0:00")

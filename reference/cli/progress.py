@@ -1,11 +1,13 @@
 """What maned-run shows on stderr while a run goes on (docs/wire.md, "--progress").
 
-On a terminal, one status line, redrawn in place, names each definition at work:
+On a terminal, one status line, redrawn in place at most every REDRAW_S (however fast
+jobs finish; the latest state once due), names each definition at work:
 `fit: round 97/98 on vm1, 0:01 left` for a chain of rounds, `g: running locally, 0:12` for
 one job, `verify: re-running locally, 0:03` for --verify. When a definition (or the verify
-phase) ends, its last line stays: `fit: 98 rounds done in 0:04`. Off a terminal, with
---progress, one plain line per finished job, with no times, so that logs compare. `note:`
-lines print either way. Every line is masked: aliases may come from the network."""
+phase) ends, its last line stays, at once: `fit: 98 rounds done in 0:04`. Off a terminal,
+with --progress, one plain line per finished job, with no times and in job order
+(progress_lines.py), so that logs compare. `note:` lines print either way. Every line is
+masked: aliases may come from the network."""
 import os
 import threading
 import time
@@ -14,8 +16,10 @@ from ..diagnostics.printer import mask
 from ..dispatch.trace import VERIFY, JobDone, JobStarted, Phase, Planned, definition_of
 from ..pipeline.report import Note
 from ..targets.target import LOCAL
+from .progress_lines import ProgressLines
 
-REDRAW_S = 0.5  # how often the live line's clocks move while a long job runs
+REDRAW_S = 0.5  # the live line is redrawn at most this often (twice a second)
+TICK_S = 0.1    # how often the redraw thread looks whether a redraw is due
 CLEAR = "\r\x1b[K"
 
 
@@ -73,8 +77,10 @@ class ProgressView:
     def __init__(self, err, shown: bool, live: bool, clock=time.monotonic):
         self.err, self.shown, self.live, self._clock = err, shown, live, clock
         self._work: dict[str, _Work] = {}
+        self._lines = ProgressLines(self._say)
         self._lock = threading.Lock()
         self._drawn = False
+        self._drawn_at: float | None = None  # when the live line was last drawn
         self._stop = threading.Event()
         self._ticker = None
         if shown and live:
@@ -90,6 +96,8 @@ class ProgressView:
             elif isinstance(event, Planned):
                 self._work[event.definition] = _Work(event.definition, event.jobs,
                                                      self._clock())
+                if not self.live:
+                    self._lines.planned(event)
             elif isinstance(event, Phase):
                 self._phase(event)
             elif isinstance(event, JobStarted):
@@ -99,12 +107,13 @@ class ProgressView:
             elif isinstance(event, JobDone):
                 self._job_done(event)
             if self.live:
-                self._draw()
+                self._draw_if_due()
 
     def _phase(self, event: Phase) -> None:
         if not event.ended:
             self._work[event.name] = _Work(event.name, 0, self._clock())
             if not self.live:
+                self._lines.flush()
                 self._say(f"progress: {event.name}: re-running locally")
         elif event.name in self._work:
             work = self._work.pop(event.name)
@@ -120,9 +129,7 @@ class ProgressView:
         work.saw(event.target)
         work.failed = work.failed or event.error is not None
         if not self.live:
-            state = "ok" if event.error is None else f"failed [{event.error}]"
-            self._say(f"progress: {name} {work.done}/{work.jobs} ({event.flow} on "
-                      f"{event.target}) {state}")
+            self._lines.done(event)
         if work.done >= work.jobs or event.error is not None:
             del self._work[name]
             if self.live:
@@ -134,6 +141,18 @@ class ProgressView:
         self._drawn = False
         self.err.flush()
 
+    def _draw_if_due(self) -> None:
+        """Redraw when the line is blank or REDRAW_S has passed since it was drawn; an
+        event in between is shown by the next due redraw (the thread's), never lost."""
+        if not self._drawn or self._clock() - self._drawn_at >= REDRAW_S:
+            self._draw()
+
+    def redraw_if_due(self) -> None:
+        """The redraw thread's step: the latest state, once due (the clocks move too)."""
+        with self._lock:
+            if self._work:
+                self._draw_if_due()
+
     def _draw(self) -> None:
         if not self._work:
             if self._drawn:
@@ -144,7 +163,7 @@ class ProgressView:
         now = self._clock()
         line = " | ".join(w.line(now) for w in self._work.values())
         self.err.write(CLEAR + mask(line)[:self._width()])
-        self._drawn = True
+        self._drawn, self._drawn_at = True, now
         self.err.flush()
 
     def _width(self) -> int:
@@ -156,15 +175,16 @@ class ProgressView:
         return columns - 1 if columns >= 20 else 119
 
     def _tick(self) -> None:
-        while not self._stop.wait(REDRAW_S):
-            with self._lock:
-                if self._work:
-                    self._draw()
+        while not self._stop.wait(TICK_S):
+            self.redraw_if_due()
 
     def close(self) -> None:
-        """Stop redrawing and clear the live line, before the run's errors print."""
+        """Stop redrawing and clear the live line, or print the plain lines still waiting,
+        before the run's errors print."""
         self._stop.set()
         with self._lock:
             self._work.clear()
             if self.live:
                 self._draw()
+            else:
+                self._lines.flush()

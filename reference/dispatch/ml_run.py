@@ -58,7 +58,9 @@ class MlRun:
         if refusal:  # before its first round runs, and before its rounds are listed
             return self.finish(None, refusal)
         self.spans = [round_spans(s.steps, k) for s, k in zip(self.starts, per_round)]
-        self.trace.planned(self.d.name, rounds)
+        self.trace.planned(self.d.name, rounds, [round_name(self.d.name, i, r)
+                                                 for i, spans in enumerate(self.spans)
+                                                 for r in range(len(spans))])
         self.states = [dict(s.state) for s in self.starts]
         self.extras: list[list] = [[] for _ in self.configs]
         self.left = len(self.configs)

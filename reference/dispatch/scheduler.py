@@ -183,7 +183,7 @@ class Scheduler:
                   self.submit, finish, self.prepare, self.sync_sizing, self.trace).start()
             return
         graph = self.graphs[name]
-        self.trace.planned(name, 1)
+        self.trace.planned(name, 1, (name,))
         self.submit(Job(key=(self.level[name], self.position[name], 0, 0), name=name,
                         graph=graph, inputs=inputs,
                         globals={n: self.values[n] for n in graph.globals},

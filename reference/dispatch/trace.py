@@ -46,10 +46,12 @@ class JobDone:
 @dataclass(frozen=True)
 class Planned:
     """A progress event: a definition's job count, known when it starts (a flow: 1; an ML
-    definition: all its rounds)."""
+    definition: all its rounds), and its jobs' flows in job order (configuration, then
+    round), by which --progress orders its plain lines."""
 
     definition: str
     jobs: int
+    flows: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,9 +104,9 @@ class Trace:
                         "time": now})
             self._tell(JobStarted(flow, target))
 
-    def planned(self, definition: str, jobs: int) -> None:
+    def planned(self, definition: str, jobs: int, flows: tuple[str, ...] = ()) -> None:
         with self._lock:
-            self._tell(Planned(definition, jobs))
+            self._tell(Planned(definition, jobs, tuple(flows)))
 
     def phase(self, name: str, ended: bool) -> None:
         with self._lock:

@@ -1,0 +1,86 @@
+"""maned-run's progress on stderr (issue 23, point 12): on a terminal the live line is
+redrawn at most twice a second however fast jobs finish, and its latest state is drawn once
+due; off a terminal the plain lines come out in an order that does not depend on timing
+(each definition's jobs in job order), so two runs' logs compare."""
+import io
+
+from conftest import EXAMPLES, expand
+from maned.cli.progress import CLEAR, REDRAW_S, ProgressView
+from maned.dispatch.trace import JobDone, JobStarted, Planned
+
+SWEEP = expand(open(EXAMPLES / "sweep.mnd").read()).replace("features: 2",
+                                                            "features: 2, budget: 400")
+
+
+def _live(now):
+    """A view drawn as on a terminal, on an injected clock, without the redraw thread."""
+    err = io.StringIO()
+    view = ProgressView(err, shown=True, live=False, clock=lambda: now[0])
+    view.live = True
+    return view, err
+
+
+def test_the_live_line_is_redrawn_at_most_twice_a_second():
+    now = [100.0]
+    view, err = _live(now)
+    view(Planned("g", 1))
+    view(JobStarted("g", "local"))
+    view(Planned("fit", 1000))
+    for r in range(1000):  # a thousand jobs in one second
+        now[0] += 0.001
+        view(JobStarted(f"fit#c0#r{r}", "vm1"))
+        view(JobDone(r + 2, f"fit#c0#r{r}", "vm1", None))
+    text = err.getvalue()
+    assert "fit: 1000 rounds done in 0:01\n" in text  # a line that stays is never held back
+    # the first draw, one per half second, and one after the line that stayed
+    assert text.count(CLEAR) <= 2 + 1 / REDRAW_S + 1, text.count(CLEAR)
+    view(JobStarted("h", "vm2"))  # not yet due: held back ...
+    assert err.getvalue() == text
+    now[0] += REDRAW_S
+    view.redraw_if_due()  # ... and drawn once due (the redraw thread's step)
+    assert err.getvalue().endswith(CLEAR + "g: running locally, 0:01")
+
+
+def test_plain_lines_come_in_job_order_whatever_the_order_jobs_finish():
+    err = io.StringIO()
+    view = ProgressView(err, shown=True, live=False)
+    flows = ("fit#c0#r0", "fit#c0#r1", "fit#c1#r0", "fit#c1#r1")
+    view(Planned("fit", 4, flows))
+    view(Planned("g", 1, ("g",)))
+    for i, (flow, target) in enumerate([("fit#c1#r0", "vm2"), ("g", "local"),
+                                        ("fit#c0#r0", "vm1"), ("fit#c1#r1", "vm2")], 1):
+        view(JobDone(i, flow, target, None))
+    assert err.getvalue() == "progress: fit 1/4 (fit#c0#r0 on vm1) ok\n"
+    view(JobDone(5, "fit#c0#r1", "vm1", "TIMEOUT"))
+    assert err.getvalue().splitlines() == [
+        "progress: fit 1/4 (fit#c0#r0 on vm1) ok",
+        "progress: fit 2/4 (fit#c0#r1 on vm1) failed [TIMEOUT]",
+        "progress: fit 3/4 (fit#c1#r0 on vm2) ok",
+        "progress: fit 4/4 (fit#c1#r1 on vm2) ok",
+        "progress: g 1/1 (g on local) ok"]  # a definition after the one started before it
+
+
+def test_plain_lines_left_when_a_run_stops_come_out_in_order_at_close():
+    err = io.StringIO()
+    view = ProgressView(err, shown=True, live=False)
+    view(Planned("fit", 3, ("fit#c0#r0", "fit#c1#r0", "fit#c2#r0")))
+    view(JobDone(1, "fit#c2#r0", "vm1", None))
+    view(JobDone(2, "fit#c1#r0", "vm2", None))
+    assert err.getvalue() == ""
+    view.close()
+    assert err.getvalue() == ("progress: fit 1/3 (fit#c1#r0 on vm2) ok\n"
+                              "progress: fit 2/3 (fit#c2#r0 on vm1) ok\n")
+
+
+def test_a_two_vm_sweeps_progress_log_is_the_same_in_every_run(maned_run):
+    """Configurations 0 and 2 on vm1, 1 on vm2, several rounds each: their jobs finish
+    interleaved, in an order that differs between runs; the log does not."""
+    runs = [maned_run("--progress", source=SWEEP) for _ in range(2)]
+    assert [code for code, _, _ in runs] == [0, 0]
+    assert runs[0][2] == runs[1][2]
+    lines = [ln for ln in runs[0][2].splitlines() if ln.startswith("progress:")]
+    jobs = len(lines)
+    assert jobs % 3 == 0 and jobs >= 12
+    want = [(c, r) for c in range(3) for r in range(jobs // 3)]
+    assert lines == [f"progress: fit {k}/{jobs} (fit#c{c}#r{r} on vm{2 if c == 1 else 1}) ok"
+                     for k, (c, r) in enumerate(want, 1)]
