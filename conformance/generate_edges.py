@@ -540,6 +540,12 @@ def envelope_edges() -> dict[str, str]:
         "keep [1] or rank-0 as the reference has them (R5)", HEAD[0] + flow(
             "a, b", "a b add r = b a add q = b b add s = a a add t =", "r, q, s, t, a, b"),
         {"a": f"1:{MIN}", "b": "-1"})
+    out["envelopes/negative_consts.toml"] = case(
+        "int16 literals at the ends of a v2 CONST immediate and just inside: -1, -3, -32768 "
+        "and 32767 travel as CONST (imm 0xffff, 0xfffd, 0x8000, 0x7fff, sign-extended)",
+        HEAD[0] + flow("a", "a -3 add r = a -32768 add s = a 32767 add t = a -1 mul u =",
+                       "r, s, t, u"),
+        {"a": tensor((2, 2), [1, -2, 3, -4])})
     return out
 
 

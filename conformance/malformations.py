@@ -28,6 +28,7 @@ class Pieces:
     quant: QuantBlock
     entries: tuple[Entry, ...]
     worker_abi: int
+    max_payload: int | None = None  # the worker's, where a malformation needs it
 
     def blobs(self) -> list[bytes]:
         """Each entry's bytes, in order."""
@@ -116,6 +117,65 @@ def _cut(keep: Callable[[Pieces, bytes], int]) -> Callable[[Pieces], bytes]:
 def _inside_last_dims(p: Pieces, raw: bytes) -> int:
     """Two bytes into the last entry's first dim."""
     return len(raw) - len(p.blobs()[-1]) + 4 + 2
+
+
+def _inside_last_header(p: Pieces, raw: bytes) -> int:
+    """Three bytes into the last entry's 4-byte header (index, dtype, rank; no reserved)."""
+    return len(raw) - len(p.blobs()[-1]) + 3
+
+
+def _trailing_to_max_payload(p: Pieces) -> bytes:
+    """Zero bytes after the last entry until the request is exactly the worker's
+    max_payload: not too large (step 1 refuses only a request over it), but trailing bytes."""
+    raw = p.request()
+    if p.max_payload is None or p.max_payload <= len(raw):
+        raise ValueError("the worker's max_payload leaves no room for trailing bytes")
+    return raw + bytes(p.max_payload - len(raw))
+
+
+def _high_byte(p: Pieces, blob: bytes, e: Entry) -> bytes:
+    """The entry's first dim with its high byte set (2^24 more), data untouched."""
+    return blob[:4] + (int.from_bytes(blob[4:8], "little") + (1 << 24)).to_bytes(4, "little") \
+        + blob[8:]
+
+
+def _plus_2_24(at: int) -> Callable[[Pieces], bytes]:
+    """The u32 LE header field at `at` 2^24 more (its high byte set)."""
+    def make(p: Pieces) -> bytes:
+        raw = p.request()
+        value = int.from_bytes(raw[at:at + 4], "little") + (1 << 24)
+        return _patch(raw, at, value.to_bytes(4, "little"))
+    return make
+
+
+def _no_tensors(module: Callable[[int], Module], dtype: int | None = None):
+    """A request carrying no tensor, its module made at the pieces' ABI, the quant dtype
+    `dtype` where given (patched: no encoder writes it)."""
+    def make(p: Pieces) -> bytes:
+        raw = p.request(module=module(p.module.version), blobs=[])
+        return raw if dtype is None else _patch(raw, 17, bytes((dtype,)))
+    return make
+
+
+def _const_only(version: int) -> Module:
+    """CONST 0 returned: a module reading no tensor."""
+    return Module(version, (Instr(CONST), Instr(RETURN)), (0,))
+
+
+def _const_quantize(version: int) -> Module:
+    """CONST 0, QUANTIZE of it (reserved), returned."""
+    return Module(version, (Instr(CONST), Instr(ir.QUANTIZE, dst=1), Instr(RETURN, dst=1)),
+                  (1,))
+
+
+def _seventeen_tensors(p: Pieces) -> bytes:
+    """17 well-formed [1] entries and a module of 17 PARAMs returning the first: the
+    tensor_count rule alone is broken."""
+    n = MAX_TENSORS + 1
+    module = Module(p.module.version, tuple(Instr(PARAM, dst=k) for k in range(n))
+                    + (Instr(RETURN),), (0,))
+    blobs = [encode_entry(k, ((1,), (k,)), p.quant.dtype) for k in range(n)]
+    return p.request(module=module, blobs=blobs)
 
 
 # --- IR header malformations (step 3) --------------------------------------------------------
@@ -361,6 +421,23 @@ MALFORMATIONS: dict[str, Malformation] = {
     "entry_data_truncated": _s2(_cut(lambda p, raw: len(raw) - 1),
                                 "the last entry's data runs one byte past the buffer"),
     "trailing_bytes": _s2(lambda p: p.request() + b"\0", "one byte after the last entry"),
+    "ir_size_high_byte": _s2(_plus_2_24(8), "ir_size with its high byte set (2^24 more): "
+                             "a u32, read whole, runs past the buffer"),
+    "tensor_count_high_byte": _s2(_plus_2_24(12), "tensor_count with its high byte set "
+                                  "(2^24 + 3): a u32, read whole, over 16"),
+    "tensor_count_17_whole": _s2(_seventeen_tensors, "17 well-formed tensors for a module of "
+                                 "17 PARAMs: tensor_count over 16, though every entry is there"),
+    "quant_dtype_0_no_tensors": _s2(_no_tensors(_const_only, 0), "quant dtype 0 in a request "
+                                    "carrying no tensor (a module of one CONST): the quant "
+                                    "dtype is checked by itself, not only against entries"),
+    "entry_dim_high_byte": _s2(_entry(0, _high_byte), "the first entry's first dim with its "
+                               "high byte set (2^24 more), data untouched: a u32, read whole, "
+                               "so the data runs past the buffer"),
+    "entry_header_truncated": _s2(_cut(_inside_last_header),
+                                  "the buffer ends three bytes into the last entry's header"),
+    "trailing_to_max_payload": _s2(_trailing_to_max_payload, "trailing bytes that make the "
+                                   "request exactly max_payload long: not over it, so not "
+                                   "TOO_LARGE at step 1, but refused at step 2"),
     # step 3: the IR module header
     "ir_short": _s3(_ir(lambda b: b[:15]), "an IR module of 15 bytes, shorter than its header"),
     "ir_magic": _s3(_ir(lambda b: _patch(b, 0, b"XNIR")), "IR magic not 'MNIR'"),
@@ -381,6 +458,10 @@ MALFORMATIONS: dict[str, Malformation] = {
     "reserved_quantize": _m(_edit(RELU, _set(opcode=ir.QUANTIZE)), "QUANTIZE (0x50), reserved "
                             "and advertised by no worker of ours (wire-golden §6.1 step 4, "
                             "§1.4 [W10])", 4, UNSUPPORTED),
+    "no_tensors_reserved_op": _m(_no_tensors(_const_quantize), "a request carrying no "
+                                 "tensor, its IR running to the buffer's end (ir_size = all "
+                                 "after the header is valid), holding a QUANTIZE (wire-golden "
+                                 "§6.1 steps 2 and 4)", 4, UNSUPPORTED),
     "reserved_dequantize": _m(_edit(RELU, _set(opcode=ir.DEQUANTIZE)), "DEQUANTIZE (0x51), "
                               "reserved and advertised by no worker of ours (wire-golden §6.1 "
                               "step 4, §1.4 [W10])", 4, UNSUPPORTED),

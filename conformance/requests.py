@@ -82,7 +82,7 @@ def build_pieces(case, status) -> Pieces:
     except JobError as e:
         raise NotBuilt("error", e.message) from None
     request = decode_request(mnpk)
-    return Pieces(lowered.module, request.quant, request.entries, status.ir)
+    return Pieces(lowered.module, request.quant, request.entries, status.ir, status.max_payload)
 
 
 def _runnable(module: Module, status) -> None:
