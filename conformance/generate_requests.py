@@ -59,7 +59,10 @@ BASE = {
     **dict.fromkeys(("v1_module_batchnorm", "batchnorm_no_flag"), "batchnorm"),
     **dict.fromkeys(("conv2d_stride_0", "v1_conv2d_imm_high"), "conv2d"),
     **dict.fromkeys(("pool_kernel_0", "v1_pool_imm_high"), "maxpool"),
-    "pool_stride_0": "avgpool", "softmax_axis_5": "softmax",
+    **dict.fromkeys(("opcode_unknown_after_quantize", "v1_opcode_unknown_after_quantize"),
+                    "chain"),
+    **dict.fromkeys(("pool_stride_0", "pool_stride_0_kernel_128"), "avgpool"),
+    "softmax_axis_5": "softmax",
     "reduction_axis_5": "tensor_sum", "concat_axis_5": "concat",
     "quantres_10_table": "sigmoid",
 }
@@ -67,7 +70,7 @@ BASE = {
 # The module's ABI where it is not the worker's own: v1 rules run on every worker as v1
 # modules; the v1 modules holding a v2-only op are lowered at ABI 2 first.
 ABI = {**dict.fromkeys(("v1_const_nonzero", "v1_conv2d_imm_high", "v1_pool_imm_high",
-                        "v1_values_257"), 1),
+                        "v1_values_257", "v1_opcode_unknown_after_quantize"), 1),
        **dict.fromkeys(("v1_module_reshape", "v1_module_split", "v1_module_batchnorm"), 2)}
 
 

@@ -193,6 +193,15 @@ def _newer_than_worker(p: Pieces) -> bytes:
     return p.request(ir_bytes=_patch(encode_module(p.module), 4, version.to_bytes(2, "little")))
 
 
+def _ir_plus_2_24(at: int) -> Callable[[Pieces], bytes]:
+    """The module's u32 LE header field at `at` 2^24 more (its high byte set); ir_size
+    follows the bytes, which are otherwise untouched."""
+    def change(b: bytes) -> bytes:
+        return _patch(b, at, (int.from_bytes(b[at:at + 4], "little") + (1 << 24))
+                      .to_bytes(4, "little"))
+    return _ir(change)
+
+
 # --- instruction malformations (steps 3-7) --------------------------------------------------
 def _is(*opcodes: int) -> Callable[[Instr], bool]:
     """Selects the instructions of these opcodes."""
@@ -324,6 +333,19 @@ def _first_output_undefined(m: Module) -> Module:
 
 
 # --- binding and execution malformations (steps 6-7) ---------------------------------------
+def _unknown_and_quantize(p: Pieces) -> bytes:
+    """The RELU made a QUANTIZE (reserved: step 4) and the compute instruction after it
+    opcode 0x16 (not in the table: step 3)."""
+    instrs = list(p.module.instrs)
+    k = _index(p.module, RELU)
+    instrs[k] = replace(instrs[k], opcode=ir.QUANTIZE)
+    j = next((j for j in range(k + 1, len(instrs)) if _compute(instrs[j])), None)
+    if j is None:
+        raise ValueError("the case's flow has no compute instruction after its RELU")
+    instrs[j] = replace(instrs[j], opcode=0x16)
+    return p.request(module=_with(p.module, instrs))
+
+
 def _one_tensor_less(p: Pieces) -> bytes:
     """The last entry left out (tensor_count follows)."""
     return p.request(blobs=p.blobs()[:-1])
@@ -454,6 +476,22 @@ MALFORMATIONS: dict[str, Malformation] = {
                           "opcode 0x16, not in the opcode table of §1.4"),
     "opcode_ff": _s3(_edit(_compute, _set(opcode=0xFF)),
                      "opcode 0xff (UNKNOWN), not in the opcode table of §1.4"),
+    "ir_count_high_byte": _s3(_ir_plus_2_24(8), "the IR header's instruction count with its "
+                              "high byte set (2^24 more): a u32, read whole, so the module is "
+                              "far shorter than its header says"),
+    "ir_outputs_high_byte": _s3(_ir_plus_2_24(12), "the IR header's output count with its "
+                                "high byte set (2^24 more): a u32, read whole, so the module "
+                                "is far shorter than its header says"),
+    "opcode_unknown_after_quantize": _s3(_unknown_and_quantize, "a QUANTIZE (reserved, step 4) "
+                                         "and, after it, opcode 0x16 (not in the opcode table "
+                                         "of §1.4): the opcode table is checked for the whole "
+                                         "module before the capability"),
+    "v1_opcode_unknown_after_quantize": _m(_unknown_and_quantize, "a v1 module holding a "
+                                            "QUANTIZE (reserved, step 4) and, after it, opcode "
+                                            "0x16 (not in the opcode table of §1.4), sent to "
+                                            "every worker: a v1 module's opcode table is "
+                                            "checked before the capability too (wire-golden "
+                                            "§6.1 step 3, §2.1)", 3, abis=(1,)),
     # step 4: capability
     "reserved_quantize": _m(_edit(RELU, _set(opcode=ir.QUANTIZE)), "QUANTIZE (0x50), reserved "
                             "and advertised by no worker of ours (wire-golden §6.1 step 4, "
@@ -508,6 +546,9 @@ MALFORMATIONS: dict[str, Malformation] = {
                          "a MAXPOOL2D kernel of 0 (stride 1) [W11]"),
     "pool_stride_0": _s5(_edit(_is(ir.AVGPOOL2D), _set(imm=0x0002)),
                          "an AVGPOOL2D stride of 0 (kernel 2) [W11]"),
+    "pool_stride_0_kernel_128": _s5(_edit(_is(ir.AVGPOOL2D), _set(imm=0x0080)),
+                                    "an AVGPOOL2D stride of 0 with kernel 128 (bit 7 of the "
+                                    "kernel byte set, the stride byte 0) [W11]"),
     "v1_pool_imm_high": _s5(_edit(_is(ir.MAXPOOL2D), _set(imm=0x010102)), "a v1 MAXPOOL2D "
                             "immediate with byte 7 set, over kernel | stride << 8 [W11]",
                             abis=(1,)),
