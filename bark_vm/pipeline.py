@@ -146,8 +146,8 @@ def _execute_request(request: Request, module: Module, max_job_memory: int) -> b
                               "tensor entry can carry")
         if not lo <= int(arr.min()) <= int(arr.max()) <= hi:
             bad = int(arr[(arr < lo) | (arr > hi)].reshape(-1)[0])
-            raise WorkerError("EXEC_FAILED", f"output {k} holds {bad}, outside the "
-                              f"{DTYPE_NAME[dtype]} envelope [{lo}, {hi}]")
+            raise WorkerError("EXEC_FAILED", outside_envelope(k, bad, request.quant, lo,
+                                                              hi))
         entries.append((shape, arr.astype(wire).tobytes()))
     return encode_result(entries, dtype)
 
@@ -156,3 +156,12 @@ def handle(raw: bytes, config: WorkerConfig) -> bytes:
     """One request to its MNRS bytes; raises WorkerError (wire-golden §6.1)."""
     request, module = check_request(raw, config)
     return execute_request(request, module, config.max_job_memory)
+
+
+def outside_envelope(k: int, value: int, quant, lo: int, hi: int) -> str:
+    """Why output k cannot travel, and how the script widens its wire type (the words of
+    the coordinator's own refusal of an input, so both sides say the same)."""
+    return (f"output {k} holds {value}, outside the {DTYPE_NAME[quant.dtype]} envelope "
+            f"[{lo}, {hi}] that quantmin {quant.quantmin}, quantmax {quant.quantmax} and "
+            f"quantres {quant.quantres} choose for routed values; widen mnd::quantmin/"
+            "mnd::quantmax (a range over 8 bits travels as int32) to route it")

@@ -156,3 +156,8 @@ def test_w020_a_routed_value_outside_the_int8_envelope(body, routed, found):
     assert [found in d.message for d in w020] == ([True] if found else [])
     run = maned.run(source=text)
     assert (run.exit_code == 1) == (found == "'r' holds 200" and routed)
+    if run.exit_code:  # the worker's refusal says how to widen it, as the lint does
+        assert run.diagnostics[0].message.endswith(
+            "[worker: output 0 holds 200, outside the int8 envelope [-128, 127] that quantmin "
+            "-100, quantmax 100 and quantres 0 choose for routed values; widen mnd::quantmin/"
+            "mnd::quantmax (a range over 8 bits travels as int32) to route it]")
