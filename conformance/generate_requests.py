@@ -36,6 +36,8 @@ FLOWS = {
     "tensor_sum": ("a", "a {axis: 1} tensor_sum r =", "r", {"a": "2x3:1,2,3,-1,-2,-3"}),
     "concat": ("a, b", "a b {axis: 0} concat r =", "r", {"a": SQUARE, "b": "1x2:7,8"}),
     "sigmoid": ("a", "a sigmoid r =", "r", {"a": SQUARE}),
+    "conv2d_wide": ("x, k", "x k {stride: 2, padding: 2} conv2d r =", "r",
+                    {"x": "1x1:3", "k": "4x4:1,0,0,0,0,1,0,0,0,0,1,0,0,0,0,-1"}),
 }
 
 # The flow each malformation breaks (default `layer`, the canonical fixture of §2).
@@ -47,7 +49,7 @@ BASE = {
                      "read_later_value", "read_self", "param_unused_imm", "param_level",
                      "sync_dst", "sync_src", "sync_imm", "return_unused_src", "return_level",
                      "binary_unused_imm", "binary_unused_src2", "unary_unused_src1",
-                     "unary_unused_imm", "return_not_last", "last_not_return",
+                     "unary_unused_imm", "return_not_last", "last_not_return", "v1_return_level",
                      "return_other_value", "nop_present", "input_present"), "chain"),
     **dict.fromkeys(("const_unused_src", "const_level", "v1_const_nonzero",
                      "quant_dtype_0_no_tensors", "no_tensors_reserved_op"), "const"),
@@ -58,7 +60,9 @@ BASE = {
                      "split_index_over", "split_uneven"), "split"),
     **dict.fromkeys(("v1_module_batchnorm", "batchnorm_no_flag"), "batchnorm"),
     **dict.fromkeys(("conv2d_stride_0", "v1_conv2d_imm_high"), "conv2d"),
-    **dict.fromkeys(("pool_kernel_0", "v1_pool_imm_high"), "maxpool"),
+    **dict.fromkeys(("pool_kernel_0", "v1_pool_imm_high", "v1_pool_kernel_over_input"),
+                    "maxpool"),
+    "v1_conv2d_kernel_over_padded_input": "conv2d_wide",
     **dict.fromkeys(("opcode_unknown_after_quantize", "v1_opcode_unknown_after_quantize"),
                     "chain"),
     **dict.fromkeys(("pool_stride_0", "pool_stride_0_kernel_128"), "avgpool"),
@@ -70,7 +74,9 @@ BASE = {
 # The module's ABI where it is not the worker's own: v1 rules run on every worker as v1
 # modules; the v1 modules holding a v2-only op are lowered at ABI 2 first.
 ABI = {**dict.fromkeys(("v1_const_nonzero", "v1_conv2d_imm_high", "v1_pool_imm_high",
-                        "v1_values_257", "v1_opcode_unknown_after_quantize"), 1),
+                        "v1_values_257", "v1_opcode_unknown_after_quantize",
+                        "v1_return_level", "v1_pool_kernel_over_input",
+                        "v1_conv2d_kernel_over_padded_input"), 1),
        **dict.fromkeys(("v1_module_reshape", "v1_module_split", "v1_module_batchnorm"), 2)}
 
 

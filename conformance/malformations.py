@@ -12,7 +12,9 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from bark_vm.wire import ir
-from bark_vm.wire.constants import ABSENT_DIM, MAX_TENSORS, MNPK_HEADER_BYTES, RF_SLOTS
+from bark_vm.wire.constants import (
+    ABSENT_DIM, MAX_LEVEL, MAX_TENSORS, MNPK_HEADER_BYTES, RF_SLOTS,
+)
 from bark_vm.wire.envelope import ELEM_FORMAT, Entry, QuantBlock, encode_entry, encode_request
 from bark_vm.wire.ir import Instr, Module, encode_module
 from bark_vm.wire.opcodes import BY_NUMBER, numbers
@@ -365,6 +367,24 @@ def _flat_first(p: Pieces, blob: bytes, e: Entry) -> bytes:
     return _head(blob[0], p.quant.dtype, (a * b, 1) if a == 1 else (1, a * b)) + blob[12:]
 
 
+def _at_limit_bad_shape(change: Callable[[Module], Module]) -> Callable[[Pieces], bytes]:
+    """The module changed by `change` (right at a limit, so still valid), and the first
+    input's dims contradicting the matmul as in `entry_shape_contradicts`: refused at step
+    7, never at step 5."""
+    def make(p: Pieces) -> bytes:
+        blobs = p.blobs()
+        blobs[0] = _flat_first(p, blobs[0], p.entries[0])
+        return p.request(module=change(p.module), blobs=blobs)
+    return make
+
+
+def _level_max(m: Module) -> Module:
+    """The first compute instruction at the highest level of its ABI (255 v1, 65535 v2)."""
+    k = _index(m, _compute)
+    return _with(m, m.instrs[:k] + (replace(m.instrs[k], level=MAX_LEVEL[m.version]),)
+                 + m.instrs[k + 1:])
+
+
 # --- the table ------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Malformation:
@@ -526,6 +546,8 @@ MALFORMATIONS: dict[str, Malformation] = {
     "sync_imm": _s5(_edit(_is(SYNC), _set(imm=1)), "a SYNC with imm 1: SYNC carries only a level"),
     "return_unused_src": _s5(_edit(_is(RETURN), _src(0, 1)), "a RETURN with src0 1 [W7]"),
     "return_level": _s5(_edit(_is(RETURN), _set(level=1)), "a RETURN at level 1 [W7]"),
+    "v1_return_level": _s5(_edit(_is(RETURN), _set(level=1)), "a v1 RETURN at level 1 (its "
+                           "byte 6), sent to every worker [W7]", abis=(1,)),
     "binary_unused_imm": _s5(_edit(BINARY, _set(imm=1)), "an ADD with imm 1 [W7]"),
     "binary_unused_src2": _s5(_edit(BINARY, _src(2, 1)), "an ADD with src2 1 [W7]", V2),
     "unary_unused_src1": _s5(_edit(RELU, _src(1, 1)), "a RELU with src1 1 [W7]"),
@@ -549,6 +571,17 @@ MALFORMATIONS: dict[str, Malformation] = {
     "pool_stride_0_kernel_128": _s5(_edit(_is(ir.AVGPOOL2D), _set(imm=0x0080)),
                                     "an AVGPOOL2D stride of 0 with kernel 128 (bit 7 of the "
                                     "kernel byte set, the stride byte 0) [W11]"),
+    "v1_pool_kernel_over_input": _m(_edit(_is(ir.MAXPOOL2D), _set(imm=0x0104)), "a v1 "
+                                    "MAXPOOL2D of kernel 4 (byte 4), stride 1 (byte 5) on a "
+                                    "3x3 input, sent to every worker: the kernel does not fit "
+                                    "(wire-golden §6.1 step 7, §1.3 the v1 immediate, [W11])",
+                                    7, SHAPE, abis=(1,)),
+    "v1_conv2d_kernel_over_padded_input": _m(_edit(_is(ir.CONV2D), _set(imm=0x0102)), "a v1 "
+                                             "CONV2D of stride 2 (byte 4), padding 1 (byte 5): "
+                                             "its 4x4 kernel does not fit the 1x1 input padded "
+                                             "to 3x3, sent to every worker (wire-golden §6.1 "
+                                             "step 7, §1.3 the v1 immediate, [W11])", 7, SHAPE,
+                                             abis=(1,)),
     "v1_pool_imm_high": _s5(_edit(_is(ir.MAXPOOL2D), _set(imm=0x010102)), "a v1 MAXPOOL2D "
                             "immediate with byte 7 set, over kernel | stride << 8 [W11]",
                             abis=(1,)),
@@ -596,6 +629,16 @@ MALFORMATIONS: dict[str, Malformation] = {
                       "an output table of 17 entries, not 1..16"),
     "output_undefined": _s5(_module(_first_output_undefined),
                             "the last output names a value the module does not define"),
+    "values_at_rf_slots_bad_shape": _m(_at_limit_bad_shape(
+        lambda m: pad_values(m, RF_SLOTS[m.version])), "a module of exactly rf_slots values "
+        "(4096 v2, 256 v1: at the limit, valid) whose first input's dims contradict the "
+        "matmul: SHAPE_MISMATCH at step 7, not refused at step 5 (wire-golden §6.1 steps 5 "
+        "and 7, §1.2)", 7, SHAPE),
+    "level_max_bad_shape": _m(_at_limit_bad_shape(_level_max), "the matmul at the highest "
+                              "level of its ABI (65535 v2, 255 v1: valid) and the first "
+                              "input's dims contradicting it: SHAPE_MISMATCH at step 7, not "
+                              "refused at step 5 (wire-golden §6.1 steps 5 and 7, §1.3)", 7,
+                              SHAPE),
     # step 6: binding
     "tensor_missing": _m(_one_tensor_less, "one tensor fewer than the module's PARAMs "
                          "(wire-golden §6.1 step 6)", 6),

@@ -76,6 +76,12 @@ DETAIL = {
     "sync_imm": r"\(sync\): unused field dst/src/imm",
     "return_unused_src": r"\(return\): unused field src/imm/level",
     "return_level": r"\(return\): unused field src/imm/level",
+    "v1_return_level": r"\(return\): unused field src/imm/level",
+    "v1_pool_kernel_over_input": r"maxpool2d: window 4 is larger than the input extent 3 ",
+    "v1_conv2d_kernel_over_padded_input": r"conv2d: window 4 is larger than the input "
+    r"extent 3 of \[1, 1\]",
+    "values_at_rf_slots_bad_shape": r"matmul \[1, 4\] x \[2, 2\]",
+    "level_max_bad_shape": r"matmul \[1, 4\] x \[2, 2\]",
     "binary_unused_imm": r"\(add\): unused field imm is not 0",
     "binary_unused_src2": r"\(add\): unused field src2/src3",
     "unary_unused_src1": r"\(relu\): unused field src1..src3",
