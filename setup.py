@@ -5,5 +5,5 @@ from setuptools import find_packages, setup
 setup(
     packages=["maned"] + ["maned." + p for p in find_packages("reference")]
     + ["bark_vm"] + ["bark_vm." + p for p in find_packages("bark_vm")]
-    + ["maned_conformance", "maned_bench"],
+    + ["maned_conformance", "maned_conformance.mutation", "maned_bench"],
 )
