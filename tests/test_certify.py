@@ -49,9 +49,9 @@ def test_a_real_worker_passes_and_gets_the_four_artefacts(creds, tmp_path, capsy
     assert report["worker"]["alias"] == "bob" and report["worker"]["ir"] == 2
     ids = [c["id"] for c in report["cases"]]
     protocol = [i for i in ids if i.startswith("protocol/")]
-    n = len(CHECKS)
-    assert protocol == ids[:n] and "protocol/v1_module" in protocol  # checks first
-    assert ids[n:] == sorted(ids[n:])  # then every case, in id order
+    checks = len(CHECKS)
+    assert protocol == ids[:checks] and "protocol/v1_module" in protocol  # checks first
+    assert ids[checks:] == sorted(ids[checks:])  # then every case, in id order
     assert {"ops/conv2d/s0_p0.toml", "ops/avgpool2d/k5_refused.toml"} <= set(ids)
     assert "ops/concat/rank0_refused.toml" not in ids  # refused by planning: asks no worker
     signature = (tmp_path / "a" / "signature.txt").read_text()
