@@ -15,11 +15,19 @@ def _cell(value) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
+def _blas(meta) -> str:
+    """The in-process executor's BLAS threads, as the environment set them."""
+    threads = ", ".join(f"{n}={v or 'unset'}" for n, v in meta.get("blas_threads", {}).items())
+    late = "" if meta.get("blas_pinned_before_numpy", True) else \
+        " (numpy was imported before maned_bench pinned them: its BLAS may use more)"
+    return f"BLAS threads {threads or 'unknown'}{late}"
+
+
 def markdown(figures, meta, verdicts) -> str:
     lines = [f"# Benchmark results ({meta['scale']}, {meta['date']})", "",
              f"{meta['cores']} cores given to this run ({meta['cpu_count']} on the machine), "
              f"Python {meta['python']}, {meta['machine']}; yardstick "
-             f"{_cell(yardstick_of(figures))}x (2.0 = two free cores).", ""]
+             f"{_cell(yardstick_of(figures))}x (2.0 = two free cores); {_blas(meta)}.", ""]
     families = []
     for f in figures:
         fam = f.name.split("/")[0]
@@ -27,7 +35,8 @@ def markdown(figures, meta, verdicts) -> str:
             families.append(fam)
     for fam in families:
         lines += [f"## {fam}", "", "| figure | value | unit | what |", "|---|---|---|---|"]
-        lines += [f"| `{f.name}` | {_cell(f.value)} | {f.unit} | {f.about} |"
+        lines += [f"| `{f.name}` | {'flagged' if f.flag else _cell(f.value)} | {f.unit} | "
+                  f"{f.about}{'; ' + f.flag if f.flag else ''} |"
                   for f in figures if f.name.split("/")[0] == fam]
         lines.append("")
     lines += ["## Goals (issue 12)", "", "| goal | figure | value | bound | |",

@@ -8,11 +8,12 @@ import os
 import secrets
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
+from dataclasses import replace
 
 from bark_vm.container import worker_process
 
 from . import data
-from .figures import Figure, sides_of
+from .figures import Figure, share, sides_of
 from .timing import alternate
 from .workers import USER
 from .yardstick import parallelism
@@ -93,6 +94,16 @@ def _run(source: str, inputs, targets: set[str], threads: int = 1):
     return lambda: data.checked_run(source, inputs, targets, threads=threads)
 
 
+def of_yardstick(speedups, yardstick: float) -> list[Figure]:
+    """Each (k, kind, n, speed-up over one worker) as a share of the yardstick, flagged
+    above 1 (the yardstick is taken before and after the sweeps, not with them)."""
+    return [replace(share(f"sweep/{k}/{kind}_x{n}/of_yardstick", speedup / yardstick,
+                          f"{k} configurations: the speed-up of {n} {kind} workers over one, "
+                          "as a share of the yardstick (1.0 = all the parallelism the machine "
+                          "gave)", "the yardstick is all the parallelism the machine gave"),
+                    parallel=True) for k, kind, n, speedup in speedups]
+
+
 def measure(scale: str) -> list[Figure]:
     plan = PLAN[scale]
     inputs = data.inputs(ALGO, plan["rows"])
@@ -143,10 +154,7 @@ def measure(scale: str) -> list[Figure]:
                     speedups.append((k, kind, n, speedup))
         figures += measure_s6(scale, http)
     yardstick = min(yardstick, parallelism(1 if scale == "smoke" else 3))  # and after
-    figures += [Figure(f"sweep/{k}/{kind}_x{n}/of_yardstick", speedup / yardstick, "x",
-                       f"{k} configurations: the speed-up of {n} {kind} workers over one, as "
-                       "a share of the yardstick (1.0 = all the parallelism the machine gave)",
-                       parallel=True) for k, kind, n, speedup in speedups]
+    figures += of_yardstick(speedups, yardstick)
     figures.append(Figure("sweep/yardstick", yardstick, "x",
                           "the parallelism the machine gave: pure-Python loops, 1 process / "
                           "2 processes, the lower of before and after the sweeps (2.0 = two "

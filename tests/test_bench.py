@@ -241,3 +241,32 @@ def test_a_run_writes_only_the_plots_of_the_families_that_ran(tmp_path):
     assert (tmp_path / "chain_ratio.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     others = {n: d for n, d in kept.items() if n != "chain_ratio"}
     assert {n: (tmp_path / f"{n}.png").read_bytes() for n in others} == others
+
+
+# --- an efficiency is never above 1 (issue 23, point 11) -----------------------------------
+def test_an_efficiency_above_one_is_flagged_not_reported():
+    """compute / round trip > 1 cannot be (the trip includes the compute): the sample is
+    not to be trusted, so the figure has no value, says why, and METG ignores it."""
+    from maned_bench import metg
+    rows = {"vm": [(8, 46.1e-3, 1e-3, 300), (16, 0.2e-3, 1e-3, 600), (32, 0.6e-3, 1e-3, 900)]}
+    by_name = {f.name: f for f in metg.figures_of(rows)}
+    flagged = by_name["metg/vm/efficiency/8"]
+    assert flagged.value is None and "46.1" in flagged.flag and "not trustworthy" in flagged.flag
+    assert by_name["metg/vm/efficiency/16"].value == pytest.approx(0.2)
+    assert by_name["metg/vm/metg50"].value == pytest.approx(600)  # n=32, not the flagged n=8
+    meta = context("smoke")
+    table = results.markdown(list(by_name.values()), meta, [])
+    assert "| `metg/vm/efficiency/8` | flagged |" in table and "46.1" in table
+    points = plots.metg_efficiency(list(by_name.values()), meta).axes[0].lines[0].get_ydata()
+    assert max(points) <= 1 and len(points) == 2
+
+
+def test_a_share_of_the_yardstick_above_one_is_flagged_not_reported():
+    """A speed-up as a share of the parallelism the yardstick found (before and after the
+    sweeps): above 1 the two samples disagree about the machine, and the figure says so."""
+    from maned_bench import sweeps
+    by_name = {f.name: f for f in sweeps.of_yardstick([(8, "http", 4, 1.6), (2, "vm", 2, 0.7)],
+                                                      1.22)}
+    flagged = by_name["sweep/8/http_x4/of_yardstick"]
+    assert flagged.value is None and "1.31" in flagged.flag and "not trustworthy" in flagged.flag
+    assert by_name["sweep/2/vm_x2/of_yardstick"].value == pytest.approx(0.7 / 1.22)

@@ -230,6 +230,8 @@ def _discovery_socket(host: str, port: int) -> socket.socket | None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, "1")  # before numpy: one BLAS thread unless set (as a VM)
     parser = _parser()
     args = parser.parse_args(argv)
     if args.max_payload < 0 or args.lockout_seconds < 0 or args.io_timeout <= 0:
