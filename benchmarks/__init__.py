@@ -3,7 +3,7 @@ Every figure is a ratio of medians measured in one run, the compared sides alter
 import os as _os
 import sys as _sys
 
-from maned.targets.vm import one_blas_thread as _one_blas_thread
+from bark_vm.blas import one_blas_thread as _one_blas_thread
 
 # The kernel and METG families time the executor in this process, as a worker runs it: BLAS
 # on one thread unless the user set otherwise, pinned before numpy is first imported.

@@ -4,7 +4,7 @@ import datetime
 import os
 import platform
 
-from maned.targets.vm import BLAS_THREADS
+from bark_vm.blas import BLAS_THREADS
 
 from . import BLAS_PINNED_IN_TIME, chains, kernels, metg, roundtrip, stages, sweeps
 

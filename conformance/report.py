@@ -147,12 +147,9 @@ def _why_none(scope: Scope, failures: list[Outcome]) -> str | None:
 
 
 def display(text: str | None) -> str:
-    """Text from the worker (its alias) or a detail as one safe line: masked, control
-    characters shown as \\xNN, so no terminal escape or forged line gets through."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", mask(str(text)))
-
-
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+    """Text from the worker (its alias) or a detail as one safe line: masked, and every
+    control character escaped by the printer's mask(), so no forged line gets through."""
+    return mask(str(text))
 
 
 def _markdown(worker: dict, doc: dict, tables: dict, by_id: dict[str, Case],

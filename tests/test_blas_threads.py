@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from maned.targets.vm import BLAS_THREADS
+from bark_vm.blas import BLAS_THREADS
 
 SHOW = ("import json, os, sys\nprint(json.dumps({'numpy_before': 'numpy' in sys.modules, "
         "'env': {n: os.environ.get(n) for n in %r}}))\n" % (BLAS_THREADS,))

@@ -221,7 +221,8 @@ def test_a_vm_child_starts_when_the_plan_names_it():
 
 
 def test_a_vm_child_runs_blas_on_one_thread_unless_told(monkeypatch):
-    from maned.targets.vm import BLAS_THREADS, child_env
+    from bark_vm.blas import BLAS_THREADS
+    from maned.targets.vm import child_env
     for name in BLAS_THREADS:
         monkeypatch.delenv(name, raising=False)
     assert {n: child_env()[n] for n in BLAS_THREADS} == dict.fromkeys(BLAS_THREADS, "1")

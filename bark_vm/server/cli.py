@@ -29,6 +29,7 @@ from .. import job_memory
 from ..version import version_text
 from ..wire.alias import ALIAS_MAX, is_alias
 from .auth import Authenticator
+from ..blas import one_blas_thread
 from .discovery import Responder
 from .endpoints import Endpoints, default_config
 
@@ -230,8 +231,7 @@ def _discovery_socket(host: str, port: int) -> socket.socket | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(name, "1")  # before numpy: one BLAS thread unless set (as a VM)
+    one_blas_thread(os.environ)  # before numpy: one BLAS thread unless set (bark_vm.blas)
     parser = _parser()
     args = parser.parse_args(argv)
     if args.max_payload < 0 or args.lockout_seconds < 0 or args.io_timeout <= 0:

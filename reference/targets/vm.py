@@ -7,6 +7,7 @@ import sys
 import tempfile
 import time
 
+from bark_vm.blas import one_blas_thread
 from bark_vm.wire.constants import FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNRS
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
@@ -25,23 +26,8 @@ def vm_command(alias: str, fields: dict) -> list[str]:
     return base + ["--alias", alias]
 
 
-# Every process that runs the executor is one serial worker (a VM child; maned-bench's own
-# process, which times the executor in-process): its BLAS runs on one thread unless the
-# environment says otherwise, so N workers use N cores and none starts a thread pool it
-# cannot use (on a loaded machine such a pool made a 256x256 matmul 7x slower). bark-worker
-# sets the same three names at the top of its main() (bark_vm never imports maned; a test
-# keeps the two lists equal).
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def one_blas_thread(env):
-    """`env` (a mapping, os.environ itself before numpy is imported) with BLAS_THREADS set
-    to 1 where they are unset: a value the user set wins."""
-    for name in BLAS_THREADS:
-        env.setdefault(name, "1")
-    return env
-
-
+# A VM child is one serial worker: its BLAS runs on one thread unless the environment says
+# otherwise (the rule's one home is bark_vm.blas, which bark-worker applies too).
 def child_env() -> dict[str, str]:
     """The child's environment: this one, with BLAS on one thread unless it says otherwise."""
     return one_blas_thread(dict(os.environ))
