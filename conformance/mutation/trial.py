@@ -18,14 +18,12 @@ from pathlib import Path
 from bark_vm.container import worker_process
 
 # The worker's entry point: the copy first on sys.path (before the checkout or an editable
-# install), checked, one BLAS thread (the certifier and another trial share the cores), its
+# install), checked (bark-worker itself keeps BLAS on one thread, bark_vm/blas.py), its
 # address space bounded (a mutant that miscounts memory fails its job, not the machine).
 BOOT = """\
 import os, resource, runpy, sys
 root = sys.argv.pop(1)
 limit = int(sys.argv.pop(1))
-for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[name] = "1"
 if limit:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 sys.path.insert(0, root)
