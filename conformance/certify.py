@@ -5,7 +5,9 @@ then every case), and its report.
                   [--case-timeout SECONDS] [--first-failure] [--cases PREFIX]
 
 URL is http://HOST:PORT (default $BARK_URL); the credentials come from BARK_USER and
-BARK_PASS. Before any case, one login: a worker that does not answer, or refuses the
+BARK_PASS, never from the URL: one with user:pass@ in it is refused unshown, and no refusal
+of a malformed URL quotes a part of it (a port or a path may be a password typed in the
+wrong place). Before any case, one login: a worker that does not answer, or refuses the
 credentials, is the operator's error (exit 2), never a verdict on the worker. Writes DIR
 (default certify-report/): report.json, summary.md, junit.xml, and signature.txt when the
 whole case set passed. Exit 0 when every case run passed (not-supported ones too with
@@ -20,6 +22,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from maned.diagnostics.printer import register_secret
 from maned.targets.limits import MAX_DEADLINE_S
@@ -55,9 +58,45 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def operator_line(text: str) -> str:
+    """The one coded line of a usage or operator error, shown safe (report.display)."""
+    return report.display(f"maned-certify: {text} [EUSAGE]")
+
+
 def _usage(text: str) -> int:
-    sys.stderr.write(f"maned-certify: {text} [EUSAGE]\n")
+    sys.stderr.write(operator_line(text) + "\n")
     return 2
+
+
+NOT_HTTP = "the worker URL is not http://HOST[:PORT]"
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot name a worker (http://HOST[:PORT], the scheme optional), or None.
+    Never quotes the URL or a part of it: user:pass@ is a password by its form, and a bad
+    port or a stray path may be one typed in the wrong place (`http://user:SECRET`)."""
+    if "@" in url:
+        return ("a worker URL with credentials in it (user:pass@) is refused, and not shown; "
+                "give http://HOST:PORT, and the user and password in BARK_USER and BARK_PASS")
+    try:
+        parts = urlsplit(url if "//" in url else "http://" + url)
+    except ValueError:  # an unclosed [ of an IPv6 address
+        return f"{NOT_HTTP}: it does not parse (not shown, in case it holds a password)"
+    if parts.scheme != "http":
+        return f"{NOT_HTTP}: a worker speaks plain http:// (CDP), no other scheme"
+    if not parts.hostname:
+        return f"{NOT_HTTP}: it names no host"
+    try:
+        port = parts.port
+    except ValueError:  # not digits, or above 65535
+        port = 0
+    if port is not None and not 0 < port < 65536:
+        return (f"{NOT_HTTP}: its port is not a whole number from 1 to 65535 (not shown, "
+                "in case it is a password)")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        return (f"{NOT_HTTP}: a path, query or fragment after HOST:PORT is not used by a "
+                "worker, and not shown (in case it holds a password)")
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.url:
         return _usage("no worker given: set BARK_URL (or pass the URL), e.g. "
                       "BARK_URL=http://127.0.0.1:4780, with BARK_USER and BARK_PASS")
+    bad_url = url_problem(args.url)
+    if bad_url:  # before the URL is echoed anywhere, a report included
+        return _usage(bad_url)
     for name in ("job_timeout", "case_timeout"):
         if not 0 < getattr(args, name) <= MAX_DEADLINE_S:
             return _usage(f"--{name.replace('_', '-')} must be above 0 and at most "
@@ -93,14 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         session = preflight(args.url, where.host, where.port, user, password,
                             min(args.job_timeout, PROBE_DEADLINE_S))
     except OperatorError as e:  # nothing was asked: every check and case says so
-        why = str(e)
-        sys.stderr.write(report.display(f"maned-certify: {why} [EUSAGE]") + "\n")
-        info = {"alias": None, "url": args.url, "kind": None, "ir": None, "rf_slots": None,
-                "ops": []}
-        outcomes = [not_run(f"protocol/{n}", f"not run: {why}") for n in CHECKS] + [
-            not_run(c.id, f"not run: {why}") for c in cases]
-        report.write(Path(args.out), info, cases, outcomes, time.monotonic() - t0,
-                     replace(scope, not_run=why))
+        sys.stderr.write(operator_line(str(e)) + "\n")
+        write_not_run(Path(args.out), args.url, cases, str(e), time.monotonic() - t0, scope)
         return 2
     status = session.status
     worker = WorkerUnderTest(args.url, deadline_s=args.job_timeout, token=session.token,
@@ -118,30 +154,41 @@ def main(argv: list[str] | None = None) -> int:
             "rf_slots": status.rf_slots, "ops": list(status.ops)}
     doc = report.write(Path(args.out), info, cases, outcomes, seconds, scope)
     worker.close()
-    _headline(doc, args, seconds)
+    sys.stdout.write(headline(doc, args.cases, args.out, seconds))
     counts = doc["counts"]
     bad = counts["fail"] + counts["timeout"] + counts["error"] + (
         0 if args.allow_unsupported else counts["not_supported"])
     return 1 if bad else 0
 
 
-def _headline(doc: dict, args, seconds: float) -> None:
-    """The verdict on stdout: the counts, the cause-first failure, the signature or why
-    there is none."""
-    counts, alias = doc["counts"], report.display(doc["worker"]["alias"])
-    partial = (f" PARTIAL (--cases {report.display(args.cases)}: {doc['partial']['run']} "
+def write_not_run(folder: Path, url: str, cases, why: str, seconds: float,
+                  scope: report.Scope) -> dict:
+    """The report of a certification that asked nothing (an operator error): every check
+    and case `error` "not run: WHY", no worker information, no signature."""
+    info = {"alias": None, "url": url, "kind": None, "ir": None, "rf_slots": None, "ops": []}
+    outcomes = [not_run(f"protocol/{n}", f"not run: {why}") for n in CHECKS] + [
+        not_run(c.id, f"not run: {why}") for c in cases]
+    return report.write(folder, info, cases, outcomes, seconds, replace(scope, not_run=why))
+
+
+def headline(doc: dict, cases: str, out_dir: str, seconds: float) -> str:
+    """The verdict for stdout: the counts, the cause-first failure, the signature or why
+    there is none; every line shown safe (report.display)."""
+    d = report.display
+    counts, worker = doc["counts"], doc["worker"]
+    partial = (f" PARTIAL (--cases {d(cases)}: {doc['partial']['run']} "
                f"of {doc['partial']['of']} cases, not a certification);"
                if doc["partial"] else "")
-    out = [f"maned-certify: {alias} at {report.display(args.url)}:{partial} "
+    out = [f"maned-certify: {d(worker['alias'])} at {d(worker['url'])}:{partial} "
            f"{len(doc['cases'])} checks and cases in {seconds:.1f} s: "
            + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items())
-           + f"; report in {report.display(args.out)}/"]
+           + f"; report in {d(out_dir)}/"]
     if doc["failures"]:
         first = next(c for c in doc["cases"] if c["id"] == doc["failures"][0])
-        out.append(f"  {first['status']}: {first['id']}: {report.display(first['detail'])}")
+        out.append(f"  {first['status']}: {first['id']}: {d(first['detail'])}")
     out.append(f"  signature: {doc['signature']}" if doc["signature"] else
-               f"  no signature: {doc['why_no_signature']}")
-    sys.stdout.write("\n".join(out) + "\n")
+               f"  no signature: {d(doc['why_no_signature'])}")
+    return "\n".join(out) + "\n"
 
 
 def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool,

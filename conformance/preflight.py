@@ -1,10 +1,13 @@
 """What must hold before a certification asks its first case: a worker answering its status
 at the URL, and credentials it accepts. Either failing is the operator's error, not the
 worker's: the run stops there (exit 2) after one login attempt, so a certification never
-locks the user it certifies with."""
+locks the user it certifies with. A status whose alias is no legal alias (the one rule,
+bark_vm/wire/alias.py) is no Bark worker's: refused the same way, the alias shown escaped;
+nothing a worker sent is quoted unescaped or at any length."""
 import socket
 from dataclasses import dataclass
 
+from bark_vm.wire.alias import ALIAS_MAX, is_alias
 from bark_vm.wire.constants import LOCKED
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
@@ -12,8 +15,10 @@ from bark_vm.wire.strict_json import object_field
 from maned.targets.http_exchange import ExchangeFailure
 
 from .protocol import Probe
+from .report import display
 
 LOGIN_CODES = ("AUTH_FAILED", "AUTH_REQUIRED")
+SHOWN_CHARS = 80  # of a string a worker sent, quoted in a refusal
 
 
 class OperatorError(Exception):
@@ -35,13 +40,7 @@ def preflight(url: str, host: str, port: int, user: str, password: str,
     except (ExchangeFailure, OSError, socket.timeout) as e:
         raise OperatorError(f"no worker answers at {url}: {e}; check the URL and that the "
                             "worker is running") from None
-    try:
-        if code != 200:
-            raise ValueError(f"HTTP {code}")
-        status = parse_status(body)
-    except ValueError as e:
-        raise OperatorError(f"{url} does not answer GET /api/status as a Bark worker ({e}); "
-                            "check the URL") from None
+    status = accepted_status(url, code, body)
     try:
         code, _, body = probe.login(user, password)
     except (ExchangeFailure, OSError, socket.timeout) as e:
@@ -56,4 +55,30 @@ def preflight(url: str, host: str, port: int, user: str, password: str,
                   if err[1] == LOCKED else "")
         raise OperatorError(f"the worker at {url} refused the login of user {user!r} "
                             f"({err[0]}): check BARK_USER and BARK_PASS.{locked}")
-    raise OperatorError(f"the worker at {url} answered the login with {err[0]}, not a token")
+    raise OperatorError(f"the worker at {url} answered the login with {shown(err[0])}, not a "
+                        "token")
+
+
+def accepted_status(url: str, code: int, body: bytes) -> Status:
+    """The status a certification goes on with: a Bark worker's status (parse_status)
+    whose alias is a legal one (bark_vm/wire/alias.py: is_alias, at most ALIAS_MAX bytes);
+    else OperatorError, quoting the alias escaped and cut short."""
+    try:
+        if code != 200:
+            raise ValueError(f"HTTP {code}")
+        status = parse_status(body)
+    except ValueError as e:
+        raise OperatorError(f"{url} does not answer GET /api/status as a Bark worker "
+                            f"({shown(str(e))}); check the URL") from None
+    if not (is_alias(status.alias) and len(status.alias.encode("utf-8")) <= ALIAS_MAX):
+        raise OperatorError(f"{url} answers GET /api/status with the alias "
+                            f"'{shown(status.alias)}', which is no legal alias (an identifier, "
+                            f"or identifiers joined by single hyphens, ASCII, at most "
+                            f"{ALIAS_MAX} bytes): not a Bark worker's status, so nothing is "
+                            "certified; check the URL and the worker")
+    return status
+
+
+def shown(text: str) -> str:
+    """A string a worker sent, for a message: escaped (report.display), and cut short."""
+    return display(text[:SHOWN_CHARS]) + ("..." if len(text) > SHOWN_CHARS else "")

@@ -101,8 +101,13 @@ def write(folder: Path, worker: dict, cases: list[Case], outcomes: list[Outcome]
     """Write the artefacts (the signature only for a full run where every case passed; a
     signature left by an earlier run is removed); returns the report document."""
     folder.mkdir(parents=True, exist_ok=True)
-    # a worker's answer may echo anything, a password included: every detail is masked
+    # a worker's answer may echo anything, a password included: every detail is masked, and
+    # every string the worker sent (its alias, kind, op names) or a refusal quoted from it
+    # is shown the same way (display) in every artefact, report.json included
     outcomes = [replace(o, detail=mask(o.detail)) for o in outcomes]
+    worker = shown_worker(worker)
+    if scope.not_run is not None:
+        scope = replace(scope, not_run=display(scope.not_run))
     by_id = {c.id: c for c in cases}
     counts = Counter(o.status for o in outcomes)
     failures = cause_first(by_id, outcomes)
@@ -152,11 +157,19 @@ def display(text: str | None) -> str:
     return mask(str(text))
 
 
+def shown_worker(worker: dict) -> dict:
+    """The worker's information with every string shown safe (display); None stays None."""
+    def safe(v):
+        return display(v) if isinstance(v, str) else v
+    return {k: [safe(x) for x in v] if isinstance(v, list) else safe(v)
+            for k, v in worker.items()}
+
+
 def _markdown(worker: dict, doc: dict, tables: dict, by_id: dict[str, Case],
               failures: list[Outcome]) -> str:
     c = doc["counts"]
     about = (f"ABI v{worker['ir']}, {len(worker['ops'])} ops advertised" if worker["ir"]
-             else "No status: the worker did not answer `GET /api/status`")
+             else "No status: none was taken from the worker (`GET /api/status`)")
     lines = [f"# Certification of {display(worker['alias'] or 'a worker')} "
              f"({display(worker['url'])})", ""]
     if doc["partial"]:
@@ -212,12 +225,13 @@ def _cell(text: str) -> str:
     return display(text).replace("|", "/")
 
 
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def _xml(text: str) -> str:
-    """Text XML 1.0 can hold (its forbidden control characters shown as U+FFFD)."""
-    return _NOT_XML.sub("\ufffd", text)
+    """Text XML 1.0 can hold, shown safe (display: every control character escaped), and
+    anything XML 1.0 still could not hold shown as U+FFFD."""
+    return _NOT_XML.sub("\ufffd", display(text))
 
 
 def _junit(worker: dict, outcomes: list[Outcome], seconds: float, partial) -> str:

@@ -267,3 +267,159 @@ def test_a_report_folder_that_cannot_be_written_is_a_usage_error(tmp_path, capsy
     assert certify.main(["http://127.0.0.1:1", "--out", str(blocker / "x")]) == 2
     err = capsys.readouterr().err
     assert "cannot write the report folder" in err and err.endswith("[EUSAGE]\n")
+
+
+# --- issue 24, points 4 and 5: no secret in a URL echoed, no worker string printed raw ---------
+SECRET = "s3cr3t-url-9f2c-never-echoed"
+
+
+def _everything(folder: Path, captured) -> str:
+    """stdout, stderr and every file of the report folder, as one text."""
+    files = [p.read_text(encoding="utf-8", errors="replace") for p in folder.rglob("*")
+             if p.is_file()] if folder.exists() else []
+    return captured.out + captured.err + "".join(files)
+
+
+@pytest.mark.parametrize("url", [
+    f"http://certify:{SECRET}@127.0.0.1:1",
+    f"certify:{SECRET}@127.0.0.1:1",  # no scheme
+    f"http://certify:{SECRET}@",  # no host after it
+    f"http://certify:{SECRET}@127.0.0.1:99999",  # and a bad port
+    f"http://{SECRET}@127.0.0.1:1/",  # a token alone
+])
+def test_a_url_with_credentials_is_refused_and_never_echoed(url, creds, capsys, tmp_path):
+    """Issue 24, point 4: refused before anything is asked, one coded line saying where the
+    credentials go; the userinfo is shown nowhere (stdout, stderr, the report folder)."""
+    assert certify.main([url, "--out", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    assert SECRET not in _everything(tmp_path, captured)
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.endswith("[EUSAGE]\n") and "BARK_USER and BARK_PASS" in captured.err
+
+
+def test_a_url_with_credentials_in_bark_url_is_refused_too(creds, monkeypatch, capsys,
+                                                           tmp_path):
+    monkeypatch.setenv("BARK_URL", f"http://certify:{SECRET}@127.0.0.1:1")
+    assert certify.main(["--out", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    assert SECRET not in _everything(tmp_path, captured)
+    assert captured.err.endswith("[EUSAGE]\n") and "credentials" in captured.err
+
+
+@pytest.mark.parametrize("url, words", [
+    (f"http://certify:{SECRET}", "port"),  # the '@host' forgotten: the password is the port
+    (f"http://127.0.0.1:{SECRET}", "port"),
+    ("http://127.0.0.1:0", "port"),  # not silently port 4780
+    ("http://127.0.0.1:65536", "port"),
+    (f"http://127.0.0.1:4780/?token={SECRET}", "path"),  # a path or query is not used
+    (f"https://127.0.0.1:4780/{SECRET}", "http://HOST[:PORT]"),
+    (f"http://[{SECRET}", "http://HOST[:PORT]"),
+])
+def test_a_malformed_url_is_one_coded_line_quoting_no_part_of_it(url, words, creds, capsys,
+                                                                  tmp_path):
+    """Issue 24, point 4: a bad port or a stray part may be a password typed in the wrong
+    place, so no refusal quotes it."""
+    assert certify.main([url, "--out", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    assert SECRET not in _everything(tmp_path, captured)
+    assert captured.err.count("\n") == 1 and captured.err.endswith("[EUSAGE]\n")
+    assert words in captured.err and "Traceback" not in captured.err
+
+
+HOSTILE = "\x1b[2J\x1b[31mbob\nmaned-certify: forged line [OK]\r\x00\x07\u202e"
+
+
+def _stub(status: dict, login=(200, {"token": "a" * 32})):
+    """A real HTTP server on loopback answering the status (and the login) as given."""
+    from stub_worker import Stub
+    stub = Stub()
+    stub.on("GET /api/status", *[(200, status)] * 50)
+    stub.on("POST /api/auth", login)
+    return stub
+
+
+def _printable_everywhere(folder: Path, captured) -> None:
+    """No control or format character a worker sent reaches a terminal or a file: stdout,
+    stderr, summary.md and every string of report.json are printable lines, junit.xml is
+    well-formed XML."""
+    for text in (captured.out, captured.err):
+        assert all(line.isprintable() for line in text.splitlines()), text
+    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    assert all(line.isprintable() for line in summary.splitlines())
+    assert "forged line [OK]" not in [line.split(": ", 1)[-1] for line in summary.splitlines()]
+
+    def strings(v):
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                yield k
+                yield from strings(x)
+        elif isinstance(v, list):
+            for x in v:
+                yield from strings(x)
+    doc = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    assert all(s.isprintable() for s in strings(doc))
+    ET.parse(folder / "junit.xml")
+
+
+@pytest.mark.parametrize("alias", [HOSTILE, "bob\x01", "b" * 65, "bób", "", "bob-", "1bob"])
+def test_a_status_with_an_illegal_alias_is_refused_as_an_operator_error(alias, creds, capsys,
+                                                                        tmp_path):
+    """Issue 24, point 5: a status whose alias is no legal alias (bark_vm/wire/alias.py)
+    stops the run before the login (exit 2, one coded line showing the alias escaped);
+    every check and case is not run, no signature, and nothing the worker sent is printed
+    raw anywhere."""
+    from stub_worker import STATUS
+    stub = _stub(dict(STATUS, alias=alias))
+    try:
+        code = certify.main([f"http://127.0.0.1:{stub.port}", "--out", str(tmp_path),
+                             "--first-failure", "--cases", "ops/add/"])
+    finally:
+        stub.close()
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "POST /api/auth" not in stub.paths()  # nothing more was asked
+    assert captured.err.count("\n") == 1 and captured.err.endswith("[EUSAGE]\n")
+    assert "alias" in captured.err and repr(alias)[1:-1][:40] in captured.err.replace(
+        "\\'", "'")
+    _printable_everywhere(tmp_path, captured)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["signature"] is None and report["counts"]["error"] == len(report["cases"])
+    assert all(c["detail"].startswith("not run: ") and not c["asked"]
+               for c in report["cases"])
+
+
+def test_a_login_refusal_code_from_the_worker_is_never_printed_raw(creds, capsys, tmp_path):
+    """Issue 24, point 5: the error code a worker answers the login with reaches stderr and
+    every report file (the reason nothing ran) escaped."""
+    from stub_worker import STATUS
+    stub = _stub(STATUS, login=(401, {"error": HOSTILE, "detail": HOSTILE}))
+    try:
+        code = certify.main([f"http://127.0.0.1:{stub.port}", "--out", str(tmp_path)])
+    finally:
+        stub.close()
+    captured = capsys.readouterr()
+    assert code == 2 and captured.err.count("\n") == 1
+    _printable_everywhere(tmp_path, captured)
+
+
+def test_the_kind_ops_and_error_details_of_a_worker_are_escaped_everywhere(creds, capsys,
+                                                                          tmp_path):
+    """Issue 24, point 5: a legal alias, but a hostile kind, op names and error answers: the
+    run goes on (the protocol checks fail) and every one of them is escaped in stdout,
+    summary.md, junit.xml and report.json."""
+    from stub_worker import STATUS
+    stub = _stub(dict(STATUS, kind=HOSTILE, ops=["add", HOSTILE]))
+    stub.on("POST /api/job", *[(400, {"error": "BAD_ENVELOPE", "detail": HOSTILE})] * 200)
+    try:
+        code = certify.main([f"http://127.0.0.1:{stub.port}", "--out", str(tmp_path),
+                             "--first-failure", "--cases", "ops/add/", "--job-timeout", "2"])
+    finally:
+        stub.close()
+    captured = capsys.readouterr()
+    assert code == 1
+    _printable_everywhere(tmp_path, captured)
+    worker = json.loads((tmp_path / "report.json").read_text())["worker"]
+    assert worker["alias"] == "stub" and "\\x1b" in worker["kind"]
+    assert worker["ops"][0] == "add" and "\\n" in worker["ops"][1]
