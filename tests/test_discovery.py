@@ -1,7 +1,9 @@
 """UDP discovery (issue 14, Build 1; spec/wire.md §3.8): real bark-workers answer unicast
 probes on loopback (each on a free port of its own, never by broadcast), `maned-run devices`
 lists them, a hostile responder breaks nothing, and `discover = true` blocks bind to the
-worker that reports their alias."""
+worker that reports their alias. Issue 24: an alias two workers claim is refused before
+anything is sent (point 6), a broadcast that cannot be sent costs the unicast probes
+nothing (point 7), and a worker answers only the exact probe (point 8)."""
 import json
 import os
 import socket
@@ -277,3 +279,222 @@ def test_an_alias_too_long_for_a_reply_is_refused_at_start():
     assert (p.returncode, p.stderr) == (2, "bark-worker: refusing to start: BARK_ALIAS is 100 "
                                            "bytes; an alias has at most 64 (it travels in "
                                            "every discovery reply)\n")
+
+
+# --- issue 24, point 6: two workers answering as one alias -------------------------------------
+class Recorder:
+    """A TCP listener that records every connection made to it (a worker that must not be
+    reached: no status probe, no login, no job)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.port, self.connections = self.sock.getsockname()[1], []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, peer = self.sock.accept()
+            except OSError:
+                return
+            self.connections.append(peer)
+            conn.close()
+
+
+def test_two_workers_answering_as_one_alias_are_refused_before_any_credential(maned_run,
+                                                                              monkeypatch):
+    """Two real workers and a UDP responder all answer as 'bob': bob's flows fail with one
+    line each naming every address, nothing reaches any of them (no login in the workers'
+    logs, no connection to the responder's advertised port), and the local flow runs."""
+    ports = free_port(udp=True), free_port(udp=True)
+    recorder = Recorder()
+    liar = Liar([json.dumps({**GOOD, "alias": "bob", "port": recorder.port}).encode()])
+    monkeypatch.setenv("P_DISC", PASSWORD)
+    try:
+        with worker_process("bob", "test", PASSWORD, ("--discovery-port", str(ports[0]))) as a, \
+                worker_process("bob", "test", PASSWORD, ("--discovery-port", str(ports[1]))) as b:
+            code, out, err = maned_run(*probes(*ports, liar.port), "--discover-timeout",
+                                       LONG_WINDOW_MS, source=(
+                "{H0}\nin::a = [[1,2],[3,4]];\n"
+                'device::bob { discover = true; user = "test"; pass = env("P_DISC"); }\n'
+                "calc::lambda_flow f(a) @device(bob) {\n    a a add r =\n} return r;\n"
+                "calc::lambda_flow g(a) @device(bob) {\n    a a mul s =\n} return s;\n"
+                "calc::lambda_flow h(a) {\n    a a add t =\n} return t;\n"))
+            logs = a.log() + b.log()
+    finally:
+        liar.sock.close()
+        recorder.sock.close()
+    where = sorted([a.port, b.port, recorder.port])
+    claimants = f"127.0.0.1:{where[0]}, 127.0.0.1:{where[1]} and 127.0.0.1:{where[2]}"
+    assert code == 1 and out == "flow 'h' outputs:\nt : [2x2] = [2, 4, 6, 8]\n"
+    assert err.splitlines() == [
+        f"error: flow '{flow}': device 'bob' (discover): three workers answer discovery as "
+        f"'bob' ({claimants}); give them distinct aliases (nothing was sent to any of them) "
+        "[ERUN]" for flow in ("f", "g")]
+    assert "login" not in logs and recorder.connections == []
+    assert PASSWORD not in err
+
+
+def test_one_worker_answering_twice_is_one_claimant(maned_run, monkeypatch):
+    """Two replies that name one address (the same worker, answered from two sockets) are
+    one claimant, not a conflict: the block binds to it."""
+    recorder = Recorder()
+    reply = [json.dumps({**GOOD, "alias": "bob", "port": recorder.port}).encode()]
+    liars = Liar(reply), Liar(reply)
+    try:
+        code, out, err = maned_run(*probes(liars[0].port, liars[1].port), "--discover-timeout",
+                                   LONG_WINDOW_MS, source=(
+            "{H0}\nin::a = 1;\ndevice::bob { discover = true; }\n"
+            "calc::lambda_flow f(a) @device(bob) {\n    a a add r =\n} return r;\n"))
+    finally:
+        for liar in liars:
+            liar.sock.close()
+        recorder.sock.close()
+    # bound: the failure is the recorder's (it closes at once), not a refusal
+    assert code == 1 and f"device 'bob' (127.0.0.1:{recorder.port}): " in err
+    assert "distinct aliases" not in err and len(recorder.connections) >= 1
+
+
+# --- issue 24, point 7: a broadcast that cannot be sent ----------------------------------------
+IN_NAMESPACE = r'''
+import io, json, os, subprocess, sys
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+from bark_vm.container import free_port, worker_process
+from maned.cli import run as run_cli
+from maned.targets.discovery import DiscoverySocketError, discover
+
+folder, password = sys.argv[1], sys.argv[2]
+os.environ["P_DISC"] = password
+results = {}
+
+def tool(argv):
+    out, err = io.StringIO(), io.StringIO()
+    return [run_cli.main(argv, out, err), out.getvalue(), err.getvalue()]
+
+def script(name, text):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\nin::a = 1;\n"
+                + text)
+    return path
+
+try:
+    discover([], True, 200)
+    results["broadcast only"] = "no error"
+except DiscoverySocketError as e:
+    results["broadcast only"] = str(e)
+port, silent = free_port(udp=True), free_port(udp=True)
+results["ports"] = [port, silent]
+with worker_process("vm1", "test", password, ("--discovery-port", str(port))) as w:
+    results["worker"] = w.port
+    try:
+        found = discover([("127.0.0.1", port)], True, 30000)
+        results["discover"] = [[f.alias, f.address] for f in found] + [list(found.notes)]
+    except DiscoverySocketError as e:
+        results["discover"] = str(e)
+    results["devices"] = tool(["devices", "--probe", f"127.0.0.1:{port}", "--timeout", "30000"])
+    results["run"] = tool([script("found.mnd",
+        'device::vm1 { discover = true; user = "test"; pass = env("P_DISC"); }\n'
+        "calc::lambda_flow f(a) @device(vm1) {\n    a a add r =\n} return r;\n"),
+        "--probe", f"127.0.0.1:{port}", "--discover-timeout", "30000"])
+    results["nobody"] = tool([script("ghost.mnd",
+        "device::ghost { discover = true; }\n"
+        "calc::lambda_flow g(a) @device(ghost) {\n    a a add r =\n} return r;\n"),
+        "--probe", f"127.0.0.1:{silent}", "--discover-timeout", "200"])
+print(json.dumps(results))
+'''
+
+
+def _in_private_network(tmp_path) -> dict:
+    """IN_NAMESPACE's results, run in a network namespace of its own: only `lo`, so a
+    broadcast to 255.255.255.255 fails for real (ENETUNREACH) while loopback works."""
+    try:
+        usable = subprocess.run(["unshare", "-n", "ip", "link", "set", "lo", "up"],
+                                capture_output=True, timeout=60).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        usable = False
+    if not usable:
+        pytest.skip("unshare -n (a private network namespace) is not available here: it "
+                    "needs root or user namespaces, and ip(8)")
+    p = subprocess.run(["unshare", "-n", sys.executable, "-c", IN_NAMESPACE, str(tmp_path),
+                        PASSWORD], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_a_broadcast_that_cannot_be_sent_is_a_note_and_the_probes_still_go(tmp_path):
+    """With no network but loopback, the unicast probe still finds the worker (discover(),
+    `maned-run devices`, a routed flow); the broadcast's failure is a note, which the line
+    of an alias nobody claimed carries."""
+    r = _in_private_network(tmp_path)
+    silent = r["ports"][1]
+    note = ("the broadcast to 255.255.255.255:4781 was not sent (Network is unreachable); "
+            "only the --probe targets were probed")
+    assert r["discover"] == [["vm1", f"127.0.0.1:{r['worker']}"], [note]]
+    code, out, err = r["devices"]
+    assert (code, err) == (0, "") and out.splitlines()[1].split()[:3] == [
+        "vm1", "x86", f"127.0.0.1:{r['worker']}"]
+    assert r["run"] == [0, "flow 'f' outputs:\nr : scalar = 2\n", ""]
+    code, out, err = r["nobody"]
+    assert (code, out) == (1, "") and err == (
+        "error: flow 'g': device 'ghost' (discover): no worker answered discovery as 'ghost' "
+        f"(probed 127.0.0.1:{silent}, broadcast for 200 ms; {note}; a worker answers "
+        "discovery on the address it serves, 127.0.0.1 unless started with --host, so a LAN "
+        "broadcast reaches only workers started with --host 0.0.0.0 or their own address: "
+        "try --probe HOST) [ERUN]\n")
+    # nothing to probe but the broadcast: no probe could be sent at all (exit 1, as before)
+    assert r["broadcast only"] == ("cannot send the discovery probe: the broadcast to "
+                                   "255.255.255.255:4781: Network is unreachable")
+
+
+# --- issue 24, point 8: only the exact probe is answered ---------------------------------------
+def answered(port: int, datagram: bytes) -> bool:
+    """Whether the responder on `port` answers `datagram`: it is sent from one socket, then
+    the exact probe from another; the responder takes datagrams in order, so once the probe's
+    reply is in, any reply to `datagram` is already waiting (no sleep, no guessed window)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as asker, \
+            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sentinel:
+        asker.bind(("127.0.0.1", 0))
+        sentinel.settimeout(30)
+        asker.sendto(datagram, ("127.0.0.1", port))
+        sentinel.sendto(DISCOVERY_PROBE, ("127.0.0.1", port))
+        sentinel.recvfrom(2048)
+        asker.setblocking(False)
+        try:
+            asker.recvfrom(2048)
+        except BlockingIOError:
+            return False
+        return True
+
+
+@pytest.fixture(scope="module")
+def responder():
+    port = free_port(udp=True)
+    with worker_process("rex", "u", "p", ("--discovery-port", str(port))) as w:
+        yield w, port
+
+
+NOT_THE_PROBE = {
+    "a trailing newline": DISCOVERY_PROBE + b"\n",
+    "a trailing CRLF": DISCOVERY_PROBE + b"\r\n",
+    "a leading space": b" " + DISCOVERY_PROBE,
+    "padding within 64 bytes": DISCOVERY_PROBE + b" " * 40,
+    "padding past 64 bytes": DISCOVERY_PROBE + b" " * 100,
+    "garbage past 64 bytes": DISCOVERY_PROBE + b" " * 55 + b"garbage",
+    "a NUL after it": DISCOVERY_PROBE + b"\x00",
+    "a prefix": DISCOVERY_PROBE[:-1],
+    "lower case": DISCOVERY_PROBE.lower(),
+    "another version": DISCOVERY_PROBE[:-1] + b"2",
+    "empty": b"",
+    "a 2 KiB datagram": DISCOVERY_PROBE * 230,
+}
+
+
+def test_only_the_exact_probe_is_answered(responder):
+    w, port = responder
+    assert answered(port, DISCOVERY_PROBE)
+    wrongly = [name for name, datagram in NOT_THE_PROBE.items() if answered(port, datagram)]
+    assert wrongly == []
+    assert answered(port, DISCOVERY_PROBE) and w.handle.poll() is None

@@ -1,6 +1,11 @@
 """The worker's discovery responder (spec/wire.md §3.8, DESIGN §11): a UDP socket on its own
 thread that answers each `MANED? v1` probe with one JSON reply of at most 1,024 bytes, so a
-probe is answered even while the HTTP listener is busy. Anything else is ignored."""
+probe is answered even while the HTTP listener is busy. Anything else is ignored.
+
+The probe is the datagram's whole content, byte for byte: the spec's probe is the ASCII
+string, with no line ending, so a trailing newline, padding, a prefix or anything longer is
+not a probe (issue 24, point 8). A datagram is read with room for more than the probe, so
+one that is longer is seen whole and ignored, never cut down to a probe."""
 import json
 import socket
 import threading
@@ -20,6 +25,11 @@ def reply(status: dict, ip: str, port: int) -> bytes:
     return data
 
 
+# Larger than the probe, so a longer datagram arrives longer than the probe (whatever is
+# past this many bytes is dropped by the kernel, and the datagram is still not the probe).
+RECEIVE_BYTES = 2048
+
+
 class Responder:
     """Answers probes on `sock` until closed; `status()` gives the worker's status now."""
 
@@ -33,10 +43,10 @@ class Responder:
     def _serve(self) -> None:
         while True:
             try:
-                data, peer = self.sock.recvfrom(64)
+                data, peer = self.sock.recvfrom(RECEIVE_BYTES)
             except OSError:
                 return  # closed: the worker is stopping
-            if data.strip() != DISCOVERY_PROBE:
+            if data != DISCOVERY_PROBE:
                 continue
             try:
                 self.sock.sendto(reply(json.loads(self.status()), self.ip, self.port), peer)

@@ -1,9 +1,14 @@
 """A network worker named by discovery (`device::bob { discover = true; }`, spec/wire.md
 §3.8): a CDP device bound, at its first use, to the worker whose reply carries its alias.
-An alias nobody claims fails only the jobs sent to it, each with the same line."""
+An alias nobody claims fails only the jobs sent to it, each with the same line; so does an
+alias that two or more workers (distinct addresses) claim: which of them is 'bob' cannot be
+told, so nothing, not even the status probe, is sent to any of them (issue 24, point 6),
+as a pool refuses two members of one alias."""
 from .cdp import CdpDevice
-from .discovery import Discovery, DiscoverySocketError, ProbeError
+from .discovery import Discovery, DiscoverySocketError, Found, ProbeError
 from .target import DeviceFailure
+
+COUNTS = {2: "two", 3: "three"}
 
 
 class DiscoveredDevice(CdpDevice):
@@ -27,17 +32,37 @@ class DiscoveredDevice(CdpDevice):
     def _bind(self) -> None:
         if self._unbound is None:
             try:
-                claims = [f for f in self.discovery.found() if f.alias == self.alias]
+                found = self.discovery.found()
             except (DiscoverySocketError, ProbeError) as e:
                 self._unbound = DeviceFailure(f"{self.where}: {e}", kind="connect_failed")
             else:
-                if claims:
+                claims = claimants(found, self.alias)
+                if len(claims) == 1:
                     self.host, self.port = claims[0].host, claims[0].port
                     return
-                others, probing = sorted({f.alias for f in self.discovery.found()}), \
-                    self.discovery.probing
-                why = (f"{probing.describe()}; the workers that answered: {', '.join(others)}"
-                       if others else probing.advice())
-                self._unbound = DeviceFailure(f"{self.where}: no worker answered discovery "
-                                              f"as '{self.alias}' ({why})", kind="connect_failed")
+                self._unbound = DeviceFailure(f"{self.where}: {self._why(found, claims)}",
+                                              kind="connect_failed")
         raise self._unbound
+
+    def _why(self, found, claims: list[Found]) -> str:
+        if claims:
+            n = len(claims)
+            addresses = [f.address for f in claims]
+            return (f"{COUNTS.get(n, n)} workers answer discovery as '{self.alias}' "
+                    f"({', '.join(addresses[:-1])} and {addresses[-1]}); give them distinct "
+                    f"aliases (nothing was sent to {'either' if n == 2 else 'any'} of them)")
+        others, probing = sorted({f.alias for f in found}), self.discovery.probing
+        notes = getattr(found, "notes", ())  # a broadcast that could not be sent
+        why = (f"{probing.describe(notes)}; the workers that answered: "
+               f"{', '.join(others)}" if others else probing.advice(notes))
+        return f"no worker answered discovery as '{self.alias}' ({why})"
+
+
+def claimants(found: list[Found], alias: str) -> list[Found]:
+    """The workers that answered as `alias`, one per connect address (host:port), in the
+    found order: two replies naming one address are one worker answering twice."""
+    by_address: dict[str, Found] = {}
+    for f in found:
+        if f.alias == alias:
+            by_address.setdefault(f.address, f)
+    return list(by_address.values())

@@ -1,8 +1,13 @@
 """Finding workers by UDP discovery (spec/wire.md §3.8, DESIGN §11): the probe `MANED? v1`
 to each unicast target (a name that resolves to several addresses is probed at each one)
-and, unless told otherwise, to the broadcast address; every reply within the window that
-is a JSON object of at most 1,024 bytes with the required fields, typed, is a worker at
-the reply's source address and its advertised port. Anything else is skipped."""
+and then, unless told otherwise, to the broadcast address; every reply within the window
+that is a JSON object of at most 1,024 bytes with the required fields, typed, is a worker
+at the reply's source address and its advertised port. Anything else is skipped.
+
+A broadcast that cannot be sent (a host with no network, a container under `--network
+none`) is a note carried with the answer, not a failure: the unicast targets were probed
+first and their workers still count (issue 24, point 7). Only when nothing at all could
+be probed is it a DiscoverySocketError."""
 import socket
 import threading
 import time
@@ -25,6 +30,15 @@ class ProbeError(Exception):
 
 class DiscoverySocketError(Exception):
     """The probe could not be sent or received at all."""
+
+
+class Answer(list):
+    """The workers that answered (a list of Found) and the probe's notes: what was meant to
+    be probed and could not be (a broadcast that could not be sent)."""
+
+    def __init__(self, found=(), notes=()):
+        super().__init__(found)
+        self.notes: tuple[str, ...] = tuple(notes)
 
 
 @dataclass(frozen=True)
@@ -82,27 +96,36 @@ def parse_reply(data: bytes) -> dict | None:
 
 
 def discover(targets: list[tuple[str, int]], broadcast: bool = True,
-             window_ms: int = DEFAULT_WINDOW_MS) -> list[Found]:
-    """Probe `targets` (already resolved) and the broadcast address; the workers that
+             window_ms: int = DEFAULT_WINDOW_MS) -> Answer:
+    """Probe `targets` (already resolved), then the broadcast address; the workers that
     answered within the window, first reply per (source address, source port, advertised
-    port), sorted by alias then address. Without broadcast the wait ends as soon as every
-    target has answered."""
+    port), sorted by alias then address, with a note when the broadcast could not be sent.
+    Without broadcast (or when it could not be sent) the wait ends as soon as every target
+    has answered. DiscoverySocketError when a target, or the broadcast with no target, could
+    not be probed."""
     try:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     except OSError as e:
         raise DiscoverySocketError(f"cannot open a UDP socket: {e.strerror or e}") from None
     found: dict[tuple, Found] = {}
+    notes: list[str] = []
     with sock:
         try:
             sock.bind(("0.0.0.0", 0))
-            if broadcast:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
-                sock.sendto(DISCOVERY_PROBE, (BROADCAST, DISCOVERY_PORT))
-            for target in targets:
+            for target in targets:  # first: a broadcast that fails must not cost them
                 sock.sendto(DISCOVERY_PROBE, target)
         except OSError as e:
             raise DiscoverySocketError(f"cannot send the discovery probe: "
                                        f"{e.strerror or e}") from None
+        if broadcast:
+            why = _send_broadcast(sock)
+            if why is not None and not targets:
+                raise DiscoverySocketError(f"cannot send the discovery probe: the broadcast "
+                                           f"to {BROADCAST}:{DISCOVERY_PORT}: {why}")
+            if why is not None:
+                notes.append(f"the broadcast to {BROADCAST}:{DISCOVERY_PORT} was not sent "
+                             f"({why}); only the --probe targets were probed")
+                broadcast = False  # nobody can answer it: the wait ends with the targets
         end = time.monotonic() + window_ms / 1000
         silent = set(targets)
         while (left := end - time.monotonic()) > 0 and (broadcast or silent):
@@ -120,7 +143,17 @@ def discover(targets: list[tuple[str, int]], broadcast: bool = True,
             key = (src, src_port, obj["port"])
             found.setdefault(key, Found(obj["alias"], obj["kind"], src, obj["port"], obj["ip"],
                                         tuple(obj["ops"]), obj["max_payload"], obj["busy"]))
-    return sorted(found.values(), key=lambda f: (f.alias, f.host, f.port))
+    return Answer(sorted(found.values(), key=lambda f: (f.alias, f.host, f.port)), notes)
+
+
+def _send_broadcast(sock: socket.socket) -> str | None:
+    """Send the probe to the broadcast address; why it could not be sent, or None."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+        sock.sendto(DISCOVERY_PROBE, (BROADCAST, DISCOVERY_PORT))
+    except OSError as e:
+        return e.strerror or str(e)
+    return None
 
 
 @dataclass(frozen=True)
@@ -130,13 +163,15 @@ class Probing:
     broadcast: bool = True
     window_ms: int = DEFAULT_WINDOW_MS
 
-    def describe(self) -> str:
+    def describe(self, notes: tuple[str, ...] = ()) -> str:
+        """What was probed, and the answer's notes (`Answer.notes`: a broadcast not sent)."""
         where = [*self.probes] + (["broadcast"] if self.broadcast else [])
-        return f"probed {', '.join(where) or 'nothing'} for {self.window_ms} ms"
+        return "; ".join([f"probed {', '.join(where) or 'nothing'} for {self.window_ms} ms",
+                          *notes])
 
-    def advice(self) -> str:
+    def advice(self, notes: tuple[str, ...] = ()) -> str:
         """What to try when nobody answered: a worker answers only on the address it serves."""
-        return (f"{self.describe()}; a worker answers discovery on the address it serves, "
+        return (f"{self.describe(notes)}; a worker answers discovery on the address it serves, "
                 "127.0.0.1 unless started with --host, so a LAN broadcast reaches only "
                 "workers started with --host 0.0.0.0 or their own address: try --probe HOST")
 
@@ -149,7 +184,7 @@ class Discovery:
     def __init__(self, probing: Probing):
         self.probing = probing
         self._targets: list[tuple[str, int]] | None = None
-        self._found: list[Found] | None = None
+        self._found: Answer | None = None
         self._failure: DiscoverySocketError | None = None
         self._lock = threading.Lock()
 
@@ -159,8 +194,14 @@ class Discovery:
             self._targets = [t for text in self.probing.probes
                              for t in resolve(*parse_probe(text))]
 
-    def found(self) -> list[Found]:
-        """The workers that answered (DiscoverySocketError when no probe could be sent)."""
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The probe's notes once it ran (a broadcast that could not be sent), else ()."""
+        return self._found.notes if self._found is not None else ()
+
+    def found(self) -> Answer:
+        """The workers that answered, with the probe's notes (DiscoverySocketError when no
+        probe could be sent)."""
         with self._lock:
             if self._found is None and self._failure is None:
                 self.resolve()
