@@ -65,6 +65,8 @@ def test_device_local_overrides_the_scripts_routing(maned_run, tmp_path):
     assert targets(tmp_path / "t.jsonl") == {"f": {"device"}, "g": {"device"}}
 
 
+BAD_HOST = ("the host is not a valid name: each dot-separated label is 1 to 63 characters, the "
+            "whole name at most 253")
 SCRIPT = "{H0}\nin::a = 1;\ncalc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"
 
 
@@ -106,7 +108,14 @@ def test_a_local_only_op_is_refused_before_anything_runs(maned_run):
      "[EPLAN]"),
     (["--device", "http://"], "device 'device': the host is empty (give host = "
      "\"HOST[:PORT]\") [EPLAN]"),
-    (["--device", "http://h:\u00b2"], "device 'device': bad port '\u00b2' in host [EPLAN]"),
+    (["--device", "http://h:\u00b2"], "device 'device': bad port (not a number) in host "
+     "[EPLAN]"),
+    # issue 24, point 4: the host forgotten, the password would have been shown as a port
+    (["--device", "deploy:Hunter2-Secret"], "device 'device': bad port (not a number) in "
+     "host [EPLAN]"),
+    # issue 24, point 9: a DNS label over 63 characters was an internal UnicodeError
+    (["--device", f"http://{'a' * 64}.example:4780"], f"device 'device': {BAD_HOST} [EPLAN]"),
+    (["--device", "http://a..b:4780"], f"device 'device': {BAD_HOST} [EPLAN]"),
 ])
 def test_bad_device_flags_are_refused_before_anything_runs(maned_run, monkeypatch, argv, line):
     monkeypatch.delenv("MANED_DEVICE_PASS", raising=False)

@@ -776,6 +776,34 @@ def _stalled_clients_are_cut_off(worker):
             assert read_all(stalled) == b""  # cut off without an answer
 
 
+def test_a_half_sent_head_holds_the_listener_only_for_the_heads_own_bound(tmp):
+    """Issue 24, point 12: the head has its own bound, shorter than the body's: with a body
+    bound of a minute (--io-timeout 60), three clients in a row that each send half a head
+    are cut off by --head-timeout, and the status probe queued behind them is answered
+    within its own 30 s, which the body bound alone would never allow."""
+    worker = start_worker(tmp, "--io-timeout", "60", "--head-timeout", "0.2")
+    try:
+        stalled = [socket.create_connection(("127.0.0.1", worker.port), timeout=30)
+                   for _ in range(3)]
+        for s in stalled:
+            s.sendall(b"POST /api/auth HTTP/1.1\r\nHost: x\r\n")
+        assert status_of(worker)["alias"] == ALIAS
+        assert [read_all(s) for s in stalled] == [b""] * 3  # cut off, never answered
+        assert worker.stderr().count("connection cut off: the request head (bound 0.2 s) did "
+                                     "not arrive in time") == 3
+    finally:
+        for s in stalled:
+            s.close()
+        assert worker.stop() == 0
+
+
+@pytest.mark.parametrize("flag", ["--head-timeout", "--io-timeout"])
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_a_bound_that_is_not_positive_is_refused(tmp, flag, value):
+    code, err = _refusal(tmp, flag, value)
+    assert code == 2 and "--io-timeout and --head-timeout > 0" in err
+
+
 def test_a_trickled_body_is_cut_off_by_what_it_sent_not_what_it_declared(tmp):
     """Issue 13, defect 5: a body's deadline follows the bytes received (--io-timeout, plus
     a second per MB that has arrived), not the Content-Length it announces: a client that
@@ -898,14 +926,54 @@ def test_the_password_may_come_from_a_file(tmp):
     missing = dict(os.environ, BARK_USER=USER, BARK_PASS="", BARK_PASS_FILE=str(tmp / "none"))
     p = subprocess.run(_command("bark-worker", "bark_vm.server") + ["serve", "--port", "0"],
                        env=missing, capture_output=True, text=True, timeout=30)
-    assert (p.returncode, p.stderr) == (2, f"bark-worker: refusing to start: BARK_PASS_FILE "
-                                           f"{str(tmp / 'none')!r} cannot be read (No such file "
-                                           "or directory)\n")
+    assert (p.returncode, p.stderr) == (2, "bark-worker: refusing to start: the file "
+                                           "BARK_PASS_FILE names cannot be read (No such file "
+                                           "or directory); it holds the path of a file whose "
+                                           "first line is the password\n")
 
 
-def _refusal(tmp, **env) -> tuple[int, str]:
+def test_a_byte_order_mark_in_the_password_file_is_not_part_of_the_password(tmp):
+    """Issue 24, point 10: an editor's UTF-8 BOM before the first line is dropped, so the
+    password written is the password a user types."""
+    secret = tmp / "bark_pass"
+    secret.write_bytes(b"\xef\xbb\xbfwith-a-bom-31\r\n")
+    w = start_worker(tmp, env={"BARK_PASS": "", "BARK_PASS_FILE": str(secret)})
+    try:
+        assert login(w, password="with-a-bom-31")[0] == 200
+    finally:
+        assert w.stop() == 0
+
+
+@pytest.mark.parametrize("where", ["BARK_PASS", "BARK_PASS_FILE"])
+def test_a_password_no_login_could_carry_is_refused_at_start(tmp, where):
+    """Issue 24, point 10: a login body is at most 4,096 bytes; a worker whose password
+    cannot fit one would start and let nobody in. Non-ASCII counts as the client sends it
+    (\\uXXXX, six bytes a character), and the refusal never shows the password."""
+    password = "\u00e9" * 700  # 1,400 bytes of UTF-8, 4,236 of login JSON
+    env = {"BARK_PASS": password}
+    if where == "BARK_PASS_FILE":
+        (tmp / "long").write_text(password + "\n", encoding="utf-8")
+        env = {"BARK_PASS": "", "BARK_PASS_FILE": str(tmp / "long")}
+    code, err = _refusal(tmp, **env)
+    assert (code, err) == (2, "bark-worker: refusing to start: a login with this user and "
+                              "password would be over the 4096-byte login body a worker "
+                              "reads, so nobody could log in; choose a shorter password or "
+                              "user name\n")
+
+
+def test_a_password_given_where_the_file_path_goes_is_never_echoed(tmp):
+    """Issue 24, point 4: BARK_PASS_FILE=hunter2 (the password, not a path) is refused
+    without quoting the variable's value."""
+    code, err = _refusal(tmp, BARK_PASS="", BARK_PASS_FILE="hunter2-not-a-path")
+    assert code == 2 and "hunter2" not in err
+    assert err.startswith("bark-worker: refusing to start: the file BARK_PASS_FILE names "
+                          "cannot be read (No such file or directory)")
+
+
+def _refusal(tmp, *args: str, **env) -> tuple[int, str]:
     full = {**os.environ, "BARK_USER": USER, "BARK_PASS": PASSWORD, **env}
-    p = subprocess.run(_command("bark-worker", "bark_vm.server") + ["serve", "--port", "0"],
+    p = subprocess.run(_command("bark-worker", "bark_vm.server") + ["serve", "--port", "0",
+                                                                      *args],
                        env=full, capture_output=True, text=True, timeout=HANG_GUARD_S)
     return p.returncode, p.stderr
 
@@ -915,8 +983,9 @@ def test_a_password_file_that_is_no_regular_file_is_refused_without_blocking(tmp
     fifo = tmp / "fifo"
     os.mkfifo(fifo)
     assert _refusal(tmp, BARK_PASS="", BARK_PASS_FILE=str(fifo)) == (
-        2, f"bark-worker: refusing to start: BARK_PASS_FILE {str(fifo)!r} cannot be read "
-           "(not a regular file)\n")
+        2, "bark-worker: refusing to start: the file BARK_PASS_FILE names cannot be read "
+           "(not a regular file); it holds the path of a file whose first line is the "
+           "password\n")
 
 
 @pytest.mark.parametrize("alias, why", [

@@ -1,7 +1,7 @@
 """bark-worker: the Bark worker over CDP/HTTP (spec/wire.md §3, DESIGN D6, D8, R18-R21, R43).
 
     bark-worker serve [--host 127.0.0.1] [--port 4780] [--abi 1|2] [--max-payload N]
-                      [--lockout-seconds N] [--io-timeout SECONDS]
+                      [--lockout-seconds N] [--io-timeout SECONDS] [--head-timeout SECONDS]
                       [--discovery-port 4781] [--advertise-port N]
 
 Identity from the environment: BARK_ALIAS (default "bark"), BARK_USER and BARK_PASS (both
@@ -12,6 +12,7 @@ connection at a time; jobs run on one executor thread; discovery probes are answ
 UDP (same address, --discovery-port, 0 = off) by a thread of their own.
 """
 import argparse
+import codecs
 import errno
 import os
 import select
@@ -28,12 +29,14 @@ from ..wire.constants import (
 from .. import job_memory
 from ..version import version_text
 from ..wire.alias import ALIAS_MAX, is_alias
+from ..wire.login import LOGIN_BODY_MAX, fits
 from .auth import Authenticator
 from ..blas import one_blas_thread
 from .discovery import Responder
 from .endpoints import Endpoints, default_config
 
 DEFAULT_IO_TIMEOUT_S = 5.0
+DEFAULT_HEAD_TIMEOUT_S = 1.0  # a head is sent at once: one round trip, with room to spare
 PASS_FILE_MAX = 4096  # bytes of BARK_PASS_FILE read (a password, not a stream)
 EXAMPLES = """examples:
   BARK_ALIAS=bob BARK_USER=me BARK_PASS=secret bark-worker serve --port 4780
@@ -73,8 +76,13 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"how long {LOCKOUT_FAILURES} failed logins lock a user name (default "
                    f"{DEFAULT_LOCKOUT_S})")
     s.add_argument("--io-timeout", type=float, default=DEFAULT_IO_TIMEOUT_S,
+                   metavar="SECONDS", help="a body that stops flowing this long is cut off "
+                   "(plus 1 s per MB received), as is an answer the client does not read "
+                   f"(default {DEFAULT_IO_TIMEOUT_S:g})")
+    s.add_argument("--head-timeout", type=float, default=DEFAULT_HEAD_TIMEOUT_S,
                    metavar="SECONDS", help="a client that has not sent its whole request "
-                   f"head in this time is cut off (default {DEFAULT_IO_TIMEOUT_S:g})")
+                   "head in this time is cut off, so a half-sent head holds the one listener "
+                   f"briefly (default {DEFAULT_HEAD_TIMEOUT_S:g}; at most --io-timeout)")
     s.add_argument("--discovery-port", type=int, default=DISCOVERY_PORT, metavar="N",
                    help=f"UDP port answering discovery probes (default {DISCOVERY_PORT}; 0 "
                    "turns discovery off)")
@@ -140,14 +148,15 @@ def _accept_failed(worker: Endpoints, error: OSError, refused: int) -> int:
 
 def _password(env) -> str:
     """BARK_PASS, else the first line of the file BARK_PASS_FILE names (a Docker secret at
-    /run/secrets/NAME, DESIGN §11); OSError when that file cannot be read."""
+    /run/secrets/NAME, DESIGN §11), a UTF-8 byte-order mark dropped (an editor's, never a
+    password's); OSError when that file cannot be read."""
     if env.get("BARK_PASS") or not env.get("BARK_PASS_FILE"):
         return env.get("BARK_PASS", "")
     if not stat.S_ISREG(os.stat(env["BARK_PASS_FILE"]).st_mode):  # a FIFO would block open()
         raise OSError(errno.EINVAL, "not a regular file")
     with open(env["BARK_PASS_FILE"], "rb") as f:
         first = f.read(PASS_FILE_MAX).split(b"\n", 1)[0].rstrip(b"\r")
-    return first.decode("utf-8")
+    return first.removeprefix(codecs.BOM_UTF8).decode("utf-8")
 
 
 def serve(args, env) -> int:
@@ -155,12 +164,13 @@ def serve(args, env) -> int:
     try:
         password = _password(env)
     except UnicodeDecodeError:  # its bytes are the password's: never quoted
-        _say(f"bark-worker: refusing to start: BARK_PASS_FILE {env['BARK_PASS_FILE']!r} "
-             "does not hold UTF-8 text")
+        _say("bark-worker: refusing to start: the file BARK_PASS_FILE names does not hold "
+             "UTF-8 text")
         return 2
-    except OSError as e:
-        _say(f"bark-worker: refusing to start: BARK_PASS_FILE {env['BARK_PASS_FILE']!r} "
-             f"cannot be read ({e.strerror or e})")
+    except OSError as e:  # the variable may hold a password given by mistake: never quoted
+        _say(f"bark-worker: refusing to start: the file BARK_PASS_FILE names cannot be read "
+             f"({e.strerror or e}); it holds the path of a file whose first line is the "
+             "password")
         return 2
     missing = [name for name, v in (("BARK_USER", user), ("BARK_PASS", password)) if not v]
     if missing:
@@ -168,6 +178,11 @@ def serve(args, env) -> int:
              f"{'is' if len(missing) == 1 else 'are'} not set (the worker needs a user and a "
              "password in BARK_USER and BARK_PASS, or the password in the file BARK_PASS_FILE "
              "names)")
+        return 2
+    if not fits(user, password):
+        _say(f"bark-worker: refusing to start: a login with this user and password would be "
+             f"over the {LOGIN_BODY_MAX}-byte login body a worker reads, so nobody could log "
+             "in; choose a shorter password or user name")
         return 2
     alias = env.get("BARK_ALIAS") or "bark"
     if len(alias.encode("utf-8", "replace")) > ALIAS_MAX:
@@ -191,7 +206,7 @@ def serve(args, env) -> int:
     import bark_vm.executor  # noqa: F401  (numpy and the op table loaded before the first job)
 
     worker = Endpoints(config, Authenticator(user, password, args.lockout_seconds),
-                    io_timeout=args.io_timeout, log=_say)
+                    io_timeout=args.io_timeout, log=_say, head_timeout=args.head_timeout)
     del password
     signal.signal(signal.SIGTERM, _raise_stop)
     signal.signal(signal.SIGINT, _raise_stop)
@@ -234,8 +249,10 @@ def main(argv: list[str] | None = None) -> None:
     one_blas_thread(os.environ)  # before numpy: one BLAS thread unless set (bark_vm.blas)
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.max_payload < 0 or args.lockout_seconds < 0 or args.io_timeout <= 0:
-        parser.error("--max-payload and --lockout-seconds must be >= 0, --io-timeout > 0")
+    if (args.max_payload < 0 or args.lockout_seconds < 0 or not args.io_timeout > 0
+            or not args.head_timeout > 0):
+        parser.error("--max-payload and --lockout-seconds must be >= 0, --io-timeout and "
+                     "--head-timeout > 0")
     args.job_memory_bytes = job_memory.budget_bytes(parser, args)
     if not 0 <= args.port <= 65535 or not 0 <= args.discovery_port <= 65535:
         parser.error("--port and --discovery-port must be 0..65535")

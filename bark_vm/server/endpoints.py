@@ -31,13 +31,13 @@ from ..wire.constants import (
     SYNC_LIMIT, SYNC_WAITING_MAX, TOKEN_HEADER, WorkerError,
 )
 from ..wire.digits import whole_number
+from ..wire.login import LOGIN_BODY_MAX
 from ..pipeline import WorkerConfig, check_request, execute_request
 from . import http
 from .auth import Authenticator
 from .job_table import JobTable
 from .runner import Runner
 
-AUTH_BODY_MAX = 4096
 HANDED_OFF = object()  # the executor thread answers this connection
 
 # path -> {method: (handler name, needs proto header, needs token)}
@@ -52,8 +52,11 @@ ROUTES = {
 
 class Endpoints:
     def __init__(self, config: WorkerConfig, auth: Authenticator, io_timeout: float = 5.0,
-                 log=None, clock=time.monotonic):
+                 log=None, clock=time.monotonic, head_timeout: float = 1.0):
         self.config, self.auth, self.io_timeout = config, auth, io_timeout
+        # the head is short and sent at once: its bound is the shorter (a half-sent head
+        # must not hold the one listener for a whole body's time)
+        self.head_timeout = min(head_timeout, io_timeout)
         self.jobs = JobTable(capacity=config.capacity)
         self._log_fn = log
         self._clock = clock
@@ -85,7 +88,7 @@ class Endpoints:
         conn = _Conn(sock)
         try:
             try:
-                conn.request, conn.rest = http.read_head(sock, self.io_timeout)
+                conn.request, conn.rest = http.read_head(sock, self.head_timeout)
                 answer = self._dispatch(conn)
             except WorkerError as e:
                 answer = http.error_response(e)
@@ -137,7 +140,7 @@ class Endpoints:
         return http.response(200, self.status_json())
 
     def _auth(self, conn: "_Conn") -> bytes:
-        body = conn.body(self, limit=AUTH_BODY_MAX)
+        body = conn.body(self, limit=LOGIN_BODY_MAX)
         try:
             obj = strict_json.loads(body)
         except ValueError as e:

@@ -49,15 +49,16 @@ def _bad(detail: str) -> WorkerError:
     return WorkerError("BAD_ENVELOPE", detail)
 
 
-def _recv(sock: socket.socket, deadline: float, size: int) -> bytes:
+def _recv(sock: socket.socket, deadline: float, size: int, part: str = "request") -> bytes:
     left = deadline - time.monotonic()
+    late = f"the {part} did not arrive in time"
     if left <= 0:
-        raise Stalled("the request did not arrive in time")
+        raise Stalled(late)
     sock.settimeout(left)
     try:
         chunk = sock.recv(size)
     except (socket.timeout, TimeoutError):
-        raise Stalled("the request did not arrive in time") from None
+        raise Stalled(late) from None
     except OSError as e:
         raise Stalled(f"the connection failed: {e.strerror or e}") from None
     if not chunk:
@@ -66,7 +67,8 @@ def _recv(sock: socket.socket, deadline: float, size: int) -> bytes:
 
 
 def read_head(sock: socket.socket, timeout: float) -> tuple[Request, bytes]:
-    """The parsed head and the bytes already received after it (the body's start)."""
+    """The parsed head and the bytes already received after it (the body's start); the
+    whole head within `timeout` (the worker's --head-timeout)."""
     deadline = time.monotonic() + timeout
     buf = b""
     while True:
@@ -75,7 +77,7 @@ def read_head(sock: socket.socket, timeout: float) -> tuple[Request, bytes]:
             break
         if len(buf) > MAX_HEAD:
             raise _bad(f"request head over {MAX_HEAD} bytes")
-        buf += _recv(sock, deadline, 65536)
+        buf += _recv(sock, deadline, 65536, f"request head (bound {timeout:g} s)")
     if end > MAX_HEAD:
         raise _bad(f"request head over {MAX_HEAD} bytes")
     return parse_head(buf[:end]), buf[end + 4:]

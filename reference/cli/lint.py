@@ -8,6 +8,7 @@ from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import lint_line, mask, run_line, sort_diagnostics
 from ..io.files import read_script
 from .args import shown_argument
+from .console import console
 from .version import help_or_version
 
 USAGE = """usage: maned-lint <file.mnd>... [--format text|json]
@@ -100,4 +101,4 @@ def finding(path: str, d: Diagnostic) -> dict:
 
 
 def console_main() -> None:
-    sys.exit(main(sys.argv[1:]))
+    console(lambda: main(sys.argv[1:]), "maned-lint")

@@ -23,6 +23,7 @@ from ..diagnostics.printer import run_line, sort_diagnostics
 from ..dispatch.plan import helpers
 from ..interp.evaluate import FlowFailure, evaluate
 from ..io.cli_values import parse_value
+from ..io.files import open_for_writing
 from ..io.inputs import load_inputs
 from ..lang import ast
 from ..ops.registry import OpContext
@@ -31,6 +32,7 @@ from ..tensor import Tensor
 from ..lowering.envelopes import JobError, encode_job, job_quant, result_entries
 from ..lowering.lower import LoweringError, lower
 from .args import ArgReader, ToolOptions, shown_argument, usage_error
+from .console import console
 from .version import version_text
 
 MUTATIONS = ("bad_magic", "bad_truncated", "bad_shape", "unsupported_op")
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None, out=None, err=None) -> int:
 
 
 def console_main() -> None:
-    sys.exit(main())
+    console(main, "mnpk-gen")
 
 
 def _error(code: str, msg: str) -> MnError:
@@ -237,10 +239,11 @@ def _run(argv: list[str], out, err) -> None:
     try:
         os.makedirs(opts.out, exist_ok=True)
         for name, data in files.items():
-            with open(os.path.join(opts.out, name), "wb") as f:
+            with open_for_writing(os.path.join(opts.out, name)) as f:
                 f.write(data)
-    except OSError as e:
-        raise _error("EIO", f"cannot write to '{opts.out}': {e.strerror or e}") from None
+    except (OSError, ValueError) as e:
+        why = f"{name} {e}" if isinstance(e, ValueError) else e.strerror or e
+        raise _error("EIO", f"cannot write to '{opts.out}': {why}") from None
     for n in notes:
         err.write(f"note: {n}\n")
     for name, data in files.items():

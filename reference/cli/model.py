@@ -21,6 +21,7 @@ from ..io.cli_values import MAX_ELEMENTS
 from ..io.files import read_bytes
 from ..ml import descriptor
 from .model_view import fitted
+from .console import console
 from .version import help_or_version
 
 USAGE = """usage: maned-model show FILE [--json]
@@ -148,4 +149,4 @@ def main(argv: list[str] | None = None, out=None, err=None) -> int:
 
 
 def console_main() -> None:
-    sys.exit(main())
+    console(main, "maned-model")

@@ -3,6 +3,8 @@ report (D2, R44): status blocks, return@ lines, flow blocks, out:: lines and the
 verdict on stdout, or the whole report as JSON with --json; notes, progress and coded
 errors on stderr."""
 import json
+import os
+import stat
 import sys
 from dataclasses import replace
 
@@ -10,18 +12,19 @@ from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import mask, run_line
 from ..dispatch.verify import verdict_lines
+from ..io.files import open_for_writing
 from ..pipeline.report import DiagnosticRecord, Report
 from ..pipeline.run import run
 from ..tensor import format_value
 from . import devices
 from ..dispatch.trace_export import chrome_trace
 from .args import USAGE, parse_args
+from .console import EXIT_INTERRUPTED
 from .progress import ProgressView
 from .version import version_text
 
 INTERRUPTED = ("notice: interrupted (SIGINT): the run was stopped; Bark VM children were "
                "closed and queued worker jobs cancelled")
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 def main(argv: list[str], out=None, err=None) -> int:
@@ -47,6 +50,11 @@ def _main(argv: list[str], out, err) -> int:
     if opts.show:
         out.write(USAGE if opts.show == "help" else version_text("maned-run"))
         return 0
+    clash = opts.trace and standard_stream(opts.trace)
+    if clash:
+        return _refused([Diagnostic("EUSAGE", f"--trace '{opts.trace}' is this run's {clash}, "
+                                    "which carries the report: give the trace a file")],
+                        out, err, as_json=opts.json)
     terminal = _is_terminal(err)
     view = ProgressView(err, opts.progress if opts.progress is not None else terminal,
                         terminal)
@@ -89,8 +97,8 @@ class TraceFile:
 
     def open(self) -> None:
         try:
-            self._f = open(self.path, "w", encoding="utf-8")
-        except OSError as e:
+            self._f = open_for_writing(self.path, encoding="utf-8")
+        except (OSError, ValueError) as e:
             raise MnError(self._eio(e)) from None
 
     def __call__(self, record: dict) -> None:
@@ -112,8 +120,29 @@ class TraceFile:
             return self._eio(e)
         return None
 
-    def _eio(self, e: OSError) -> Diagnostic:
-        return Diagnostic("EIO", f"cannot write the trace file '{self.path}': {e.strerror or e}")
+    def _eio(self, e: OSError | ValueError) -> Diagnostic:
+        why = f"it {e}" if isinstance(e, ValueError) else e.strerror or e
+        return Diagnostic("EIO", f"cannot write the trace file '{self.path}': {why}")
+
+
+def standard_stream(path: str) -> str | None:
+    """"stdout" or "stderr" when `path` is the file this process writes that stream to
+    (/dev/stdout, /proc/self/fd/2, or the file stdout is redirected into); /dev/null and
+    its kind, which keep nothing, are never a clash."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISCHR(st.st_mode) and st.st_rdev == os.stat(os.devnull).st_rdev:
+        return None
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        try:
+            other = os.fstat(fd)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (other.st_dev, other.st_ino):
+            return name
+    return None
 
 
 def _refused(diags, out, err, as_json: bool) -> int:

@@ -86,16 +86,39 @@ def remote_of(spec: DeviceSpec, environ=None) -> Remote:
         host, _, text = host.rpartition(":")
         in_host = whole_number(text, 1, 65535)
         if in_host is None:
-            raise _plan_error(spec.alias, f"bad port '{text[:32]}' in host")
+            raise _plan_error(spec.alias, f"bad port {shown_port(text)} in host")
         port = port if port is not None else in_host
     if not host:
         raise _plan_error(spec.alias, "the host is empty (give host = \"HOST[:PORT]\")")
+    why = host_problem(host)
+    if why:
+        raise _plan_error(spec.alias, why)
     port = DEFAULT_PORT if port is None else port
     if isinstance(port, str):
-        port = whole_number(port, 1, 65535) or port[:32]
+        port = whole_number(port, 1, 65535) or port
     if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
-        raise _plan_error(spec.alias, f"bad port {port!r} (1..65535)")
+        raise _plan_error(spec.alias, f"bad port {shown_port(port)} (1..65535)")
     return Remote(host, port, *_credentials(spec, environ))
+
+
+def shown_port(port) -> str:
+    """A bad port as a refusal may show it: digits are quoted, anything else is not (in
+    `--device user:SECRET`, the host forgotten, the 'port' is a password)."""
+    text = str(port)
+    if text.isascii() and text.lstrip("-").isdigit():
+        return f"'{text[:32]}'"
+    return "(not a number)"
+
+
+def host_problem(host: str) -> str | None:
+    """Why `host` can be no host name (a DNS label is 1 to 63 characters, a name at most
+    253), or None; the name is not shown, it may be anything."""
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return ("the host is not a valid name: each dot-separated label is 1 to 63 "
+                "characters, the whole name at most 253")
+    return None
 
 
 def discovers(spec: DeviceSpec) -> bool:

@@ -1,4 +1,9 @@
-"""Reading files: one place that turns OS failures into EIO and bad UTF-8 into a position."""
+"""Reading and writing files: one place that turns OS failures into EIO and bad UTF-8 into a
+position, and that never blocks on what is not a file: a FIFO (named pipe) or a socket is
+refused before it is opened for good, since opening or reading one waits for a peer that may
+never come."""
+import errno
+import fcntl
 import os
 import stat
 
@@ -6,17 +11,77 @@ from ..diagnostics import Diagnostic, MnError, Pos
 from ..lang.limits import SOURCE_BYTES, bound, check_source
 
 
-def read_bytes(path: str, shown: str, limit: int | None = None) -> bytes:
-    """The file's bytes; with `limit`, at most limit + 1 of them (a device or a pipe has no
-    size to ask first, and must not be read forever)."""
+def not_a_file(mode: int, devices: bool) -> str | None:
+    """Why a file of `mode` is refused, or None: regular files always pass, character
+    devices (/dev/null, /dev/zero) only when `devices` (a bounded read, or a write)."""
+    if stat.S_ISREG(mode) or (devices and stat.S_ISCHR(mode)):
+        return None
+    for test, what in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a device")):
+        if test(mode):
+            return f"is {what}, not a regular file"
+    return "is not a regular file"
+
+
+def _open(path: str, flags: int, devices: bool) -> int:
+    """An fd of `path`, opened without blocking (O_NONBLOCK: a FIFO answers at once), checked
+    by not_a_file, then made blocking again; MnError-free: raises OSError or ValueError."""
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as e:
+        if e.errno == errno.ENXIO:  # a FIFO opened for writing with no reader
+            raise ValueError(not_a_file(stat.S_IFIFO, devices)) from None
+        raise
+    try:
+        why = not_a_file(os.fstat(fd).st_mode, devices)
+        if why:
+            raise ValueError(why)
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(path: str, shown: str, limit: int | None = None) -> bytes:
+    """The file's bytes; with `limit`, at most limit + 1 of them (a device has no size to ask
+    first, and must not be read forever: without a limit only a regular file is read)."""
+    try:
+        fd = _open(path, os.O_RDONLY, devices=limit is not None)
+    except ValueError as e:
+        raise MnError(Diagnostic("EIO", f"cannot read '{shown}': it {e}")) from None
+    except OSError as e:
+        raise MnError(Diagnostic("EIO", f"cannot read '{shown}': {e.strerror or e}")) from None
+    try:
+        with open(fd, "rb") as f:
             st = os.fstat(f.fileno())
             if limit is not None and stat.S_ISREG(st.st_mode):
                 limit = min(limit, st.st_size)  # a buffer of the file's size, not the limit
             return f.read(-1 if limit is None else limit + 1)
     except OSError as e:
         raise MnError(Diagnostic("EIO", f"cannot read '{shown}': {e.strerror or e}")) from None
+
+
+def open_for_writing(path: str, encoding: str | None = None):
+    """`path` opened to be written from its start (a regular file, created if need be, or a
+    character device such as /dev/null); OSError, or ValueError saying why it is refused."""
+    fd = _open(path, os.O_WRONLY | os.O_CREAT, devices=True)
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.ftruncate(fd, 0)  # truncated only once it is known to be a file
+    except BaseException:
+        os.close(fd)
+        raise
+    return open(fd, "w", encoding=encoding) if encoding else open(fd, "wb")
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file: the same inode when both exist, else the same
+    resolved path (an out:: file not yet written)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def decode_utf8(raw: bytes) -> tuple[str | None, Pos | None]:

@@ -67,13 +67,11 @@ def _load(decl: ast.InputDecl, override, script_dir, loaded: Loaded, ctx, quant)
         return Tensor(v.shape, v.data)
     if isinstance(v, ast.CtorInput):
         return _construct(decl.name, v, ctx)
-    if override is not None:
-        path, shown = override, override
-    elif v.path is not None:
-        path, shown = os.path.join(script_dir, v.path), v.path
-    else:
+    found = file_of(decl, override, script_dir)
+    if found is None:
         raise _usage(f"in::{decl.name} = {v.kind}() has no default file; pass --in "
                      f"{decl.name}=PATH")
+    path, shown = found
     try:
         if v.kind == "model":
             return read_model(path, shown)
@@ -82,6 +80,18 @@ def _load(decl: ast.InputDecl, override, script_dir, loaded: Loaded, ctx, quant)
         raise MnError(*(_prefixed(d, decl.name) for d in e.diagnostics)) from None
     loaded.notes.extend(f"in::{decl.name}: {n}" for n in got.notes)
     return got.tensor
+
+
+def file_of(decl: ast.InputDecl, override, script_dir: str) -> tuple[str, str] | None:
+    """(path, path as shown) of the file a csv()/model() input reads: the `--in` path, else
+    the script's, relative to the script's folder; None for other inputs or no file."""
+    v = decl.value
+    if isinstance(v, (ast.LiteralInput, ast.CtorInput)) or not (
+            override is None or isinstance(override, str)):
+        return None
+    if override is not None:
+        return override, override
+    return (os.path.join(script_dir, v.path), v.path) if v.path is not None else None
 
 
 def _prefixed(d: Diagnostic, name: str) -> Diagnostic:

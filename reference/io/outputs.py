@@ -7,6 +7,7 @@ from ..diagnostics import Diagnostic
 from ..lang import ast
 from ..tensor import Tensor
 from .csvfile import format_csv
+from .files import open_for_writing
 from .mnm import encode, model_problem
 
 
@@ -85,11 +86,11 @@ def write_outputs(program: ast.Program, outputs, inputs, quantres: int, writes: 
             data = format_csv(value, quantres).encode("utf-8")
         real, shown = writes.place(decl.path)
         try:
-            with open(real, "wb") as f:
+            with open_for_writing(real) as f:
                 f.write(data)
-        except OSError as e:
-            errors.append(Diagnostic("EIO", f"out::{decl.name}: cannot write '{shown}': "
-                                     f"{e.strerror or e}"))
+        except (OSError, ValueError) as e:
+            why = f"it {e}" if isinstance(e, ValueError) else e.strerror or e
+            errors.append(Diagnostic("EIO", f"out::{decl.name}: cannot write '{shown}': {why}"))
             continue
         lines.append((decl.name, shown))
     return lines, errors, notes

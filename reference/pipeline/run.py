@@ -16,6 +16,7 @@ from ..dispatch.trace import VERIFY, Trace
 from ..dispatch.verify import compare
 from ..interp.evaluate import FlowFailure, evaluate
 from ..io.inputs import load_inputs
+from ..io.own_files import own_files, refuse_clash
 from ..io.outputs import Writes, makers, write_outputs
 from ..lang.labels import off_labels
 from .sweeps import sweep_note, sweeps
@@ -102,8 +103,9 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         else:
             text, folder = source, os.path.abspath(os.fspath(base_dir or os.getcwd()))
         writes = Writes(folder, _out_dir(out_dir))
-        _run(b, text, folder, writes, inputs, flow, verify, threads, require_vm, trap_overflow,
-             trace, progress, devices, Discovery(probing or Probing()), device)
+        path = os.fspath(script) if script is not None else None
+        _run(b, text, path, folder, writes, inputs, flow, verify, threads, require_vm,
+             trap_overflow, trace, progress, devices, Discovery(probing or Probing()), device)
     except MnError as e:
         b.error(*e.diagnostics)
     return b.report()
@@ -132,8 +134,8 @@ def _unwritable(path: str) -> str | None:
     return None
 
 
-def _run(b: _Builder, text, folder, writes, inputs, flow, verify, threads, require_vm, trap,
-         sink, progress, devices, discovery, device) -> None:
+def _run(b: _Builder, text, script, folder, writes, inputs, flow, verify, threads, require_vm,
+         trap, sink, progress, devices, discovery, device) -> None:
     if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
         raise MnError(Diagnostic("EUSAGE", f"--threads takes a whole number of 1 or more, not "
                                  f"{threads!r}"))
@@ -152,12 +154,14 @@ def _run(b: _Builder, text, folder, writes, inputs, flow, verify, threads, requi
             discovery.resolve()  # a probe target that does not resolve stops the run here
         except ProbeError as e:
             raise MnError(Diagnostic("EUSAGE", str(e))) from None
+    overrides = input_values(program, inputs)
+    check_input_names(program, overrides)
+    if getattr(sink, "path", None) is not None:  # a trace file is none of the run's own
+        refuse_clash(sink.path, "--trace", own_files(program, script, overrides, folder, writes))
     fleet = Fleet(routing.devices, program.quant, trap=trap, compiler=compiler,
                   devices=devices, discovery=discovery)
     fleet.spawn(routed_aliases(routing))  # D7: the children start while the run goes on
     try:
-        overrides = input_values(program, inputs)
-        check_input_names(program, overrides)
         loaded = load_inputs(program, overrides, folder)
         for n in loaded.notes + _label_notes(program, loaded.values):
             b.note(n)

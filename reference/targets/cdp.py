@@ -1,7 +1,6 @@
 """A network worker over CDP (D6, R18-R22, spec/wire.md §3): one status probe per plan,
 lazy login with exactly one re-login on AUTH_REQUIRED, sync execute below 64 KiB and
 submit-and-poll above, a fresh connection per request. Same interface as a VM device."""
-import json
 import threading
 import time
 
@@ -9,6 +8,7 @@ from bark_vm.wire import strict_json
 from bark_vm.wire.constants import (JSON_TYPE, LOCKED, LOCKOUT_FAILURES, MNPK_TYPE, PROTO,
                                     PROTO_HEADER, RESULT_TTL_S, SYNC_LIMIT, TOKEN_HEADER)
 from bark_vm.wire.frames import parse_error_json
+from bark_vm.wire.login import login_body
 from bark_vm.wire.status import Status, parse_status
 
 from . import limits
@@ -180,7 +180,7 @@ class CdpDevice:
         if not (self.user and self.password):
             raise self._fail("the worker wants a login but the device has no user and pass "
                              "(AUTH_REQUIRED)", "AUTH_REQUIRED")
-        body = json.dumps({"username": self.user, "password": self.password}).encode()
+        body = login_body(self.user, self.password)
         answer = self._request("POST", "/api/auth", body, JSON_TYPE, auth=False)
         token = _field(answer, "token") if answer.status == 200 else None
         if not isinstance(token, str) or not token:

@@ -61,6 +61,8 @@ class Exchange:
                                   "s") from None
         except OSError as e:
             raise ExchangeFailure("connect_failed", e.strerror or str(e)) from None
+        except UnicodeError:  # a name no DNS label can be (over 63 characters, empty)
+            raise ExchangeFailure("connect_failed", "the host is not a valid name") from None
         with self._lock:
             self._sock = sock
             aborted = self._aborted
