@@ -6,13 +6,17 @@
 Writes DIR (default benchmarks/results/ of the working directory): pytest-benchmark.json,
 summary.json, results.md and the plots of the families that ran. Reads the baseline FILE
 (paths.py: the working directory's benchmarks/baseline.json, else the installed one), which
---rebaseline rewrites unless it is the installed one. Exit 0 when every family ran and the
-gate passed, 1 otherwise, 2 on a usage error (the test extras missing among them)."""
+--rebaseline rewrites unless it is the installed one. The baseline is read and checked
+before anything is measured (gate.py): a bad one is a usage error. Exit 0 when every family
+ran and the gate passed (at least one figure checked, none failed); 1 when a family failed,
+the gate failed, checked nothing (every figure skipped) or could not run after measuring
+(the figures are written all the same); 2 on a usage error (the test extras missing among
+them), before anything is measured."""
 import argparse
 import sys
 from pathlib import Path
 
-from . import paths
+from . import gate, paths
 from .suite import FAMILIES
 
 EXTRAS = ("pytest", "pytest_benchmark", "matplotlib")  # the `test` extra's, which a run needs
@@ -65,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     why = args.rebaseline and paths.rebaseline_refusal(baseline, args.baseline is not None)
     if why:
         return _refuse(why)
+    try:
+        gate.load(baseline, "smoke" if args.smoke else "full")
+    except gate.BaselineError as e:
+        return _refuse(str(e))
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)

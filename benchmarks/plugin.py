@@ -1,6 +1,11 @@
 """The pytest plugin of a benchmark run (`-p maned_bench.plugin`, which maned-bench and
 `tox -e bench` pass): the scale and output options, the figures each family adds, and at
-the end of the session the results folder and the gate (a failing gate fails the run)."""
+the end of the session the results folder and the gate. The baseline is checked when the
+session starts (a bad one is pytest's usage error, before anything is measured); at the end
+the figures are written whatever became of the gate, and a gate that failed, checked
+nothing or could not run (one coded line on stderr) fails the run."""
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,6 +36,10 @@ def pytest_configure(config):
                                        config.getoption("--bench-baseline") is not None)
         if why:
             raise pytest.UsageError(why)
+    try:
+        gate.load(baseline_of(config), config.getoption("--bench-scale"))
+    except gate.BaselineError as e:
+        raise pytest.UsageError(f"{e} [{e.code}]") from None
 
 
 def baseline_of(config) -> Path:
@@ -49,31 +58,73 @@ def bench_figures(request) -> list:
     return request.config.stash[FIGURES]
 
 
+@dataclass(frozen=True)
+class Conclusion:
+    """The end of a run: what to print on stdout and (coded lines) on stderr, the files
+    written, and whether the run fails because of its gate or its results."""
+    outcome: gate.Outcome
+    written: list
+    stdout: list
+    stderr: list
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.stderr) or not self.outcome.passed
+
+
+def _gate(figures, scale: str, baseline: Path, rebaseline: bool) -> gate.Outcome:
+    """The gate of a run, "not run" with the reason when the baseline (read again: it may
+    have changed while the run measured) cannot be read, checked or rewritten."""
+    try:
+        tables = gate.load(baseline, scale)
+        table = tables[scale]
+        if rebaseline:
+            table = gate.rebaselined(figures, table)
+            try:
+                gate.check_table(table, scale)
+            except gate.BaselineError as e:
+                raise gate.BaselineError(f"this run's values cannot be a baseline (kept "
+                                         f"{baseline} as it was): {e}") from None
+            gate.save(baseline, {**tables, scale: table})
+        return gate.judge(gate.check(figures, table, yardstick_of(figures)))
+    except gate.BaselineError as e:
+        return gate.not_run(str(e))
+    except OSError as e:
+        return gate.not_run(f"cannot write the baseline {baseline}: {e.strerror or e}")
+
+
+def conclude(figures, scale: str, out: Path, baseline: Path, rebaseline: bool) -> Conclusion:
+    """Gate the figures, then write them (whatever the gate became), and say so."""
+    outcome = _gate(figures, scale, baseline, rebaseline)
+    stdout, stderr, written = [], [], []
+    try:
+        written = results.write(out, figures, context(scale), outcome.verdicts, outcome)
+        stdout.append(f"maned-bench: {len(figures)} figures; written: "
+                      + ", ".join(p.name for p in written))
+    except OSError as e:
+        stderr.append(f"maned-bench: cannot write the results to {out}: {e.strerror or e} "
+                      "[EUSAGE]")
+    stdout += [f"  gate {v.status}: {v.text}" for v in outcome.verdicts if v.status != "pass"]
+    if outcome.status == "not run":
+        stderr.append(f"{outcome.line()} [{gate.BaselineError.code}]")
+    else:
+        stdout.append(outcome.line())
+    return Conclusion(outcome, written, stdout, stderr)
+
+
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
     figures = config.stash.get(FIGURES, [])
     if not figures:
         return
-    scale = config.getoption("--bench-scale")
-    path = baseline_of(config)
-    tables = gate.load(path)
-    if config.getoption("--bench-rebaseline"):
-        tables[scale] = gate.rebaselined(figures, tables.get(scale, {}))
-        gate.save(path, tables)
-    baseline = tables.get(scale, {})
-    verdicts = gate.check(figures, baseline, yardstick_of(figures))
-    written = results.write(Path(config.getoption("--bench-out")), figures, context(scale),
-                            verdicts)
+    done = conclude(figures, config.getoption("--bench-scale"),
+                    Path(config.getoption("--bench-out")), baseline_of(config),
+                    config.getoption("--bench-rebaseline"))
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    lines = [f"maned-bench: {len(figures)} figures; written: "
-             + ", ".join(p.name for p in written)]
-    lines += [f"  gate {v.status}: {v.text}" for v in verdicts if v.status != "pass"]
-    failed = [v for v in verdicts if v.status == "fail"]
-    lines.append(f"maned-bench: gate {'FAILED' if failed else 'passed'}: "
-                 f"{sum(v.status == 'pass' for v in verdicts)} pass, {len(failed)} fail, "
-                 f"{sum(v.status == 'skip' for v in verdicts)} skipped")
-    for line in lines:
+    for line in done.stdout:
         if reporter:
             reporter.write_line(line)
-    if failed and session.exitstatus == 0:
+    for line in done.stderr:
+        sys.stderr.write(line + "\n")
+    if done.failed and session.exitstatus == 0:
         session.exitstatus = 1

@@ -1,7 +1,7 @@
 """A run's results folder (benchmarks/results/ of the working directory by default, paths.py;
-ignored by git in the checkout): summary.json (the context and every figure), results.md
-(a table per family, the gate's verdicts) and the plots; pytest-benchmark writes its own
-JSON beside them."""
+ignored by git in the checkout): summary.json (the context, every figure, the gate's verdicts
+and its outcome), results.md (a table per family, the gate's outcome and verdicts) and the
+plots; pytest-benchmark writes its own JSON beside them."""
 import json
 from pathlib import Path
 
@@ -23,7 +23,7 @@ def _blas(meta) -> str:
     return f"BLAS threads {threads or 'unknown'}{late}"
 
 
-def markdown(figures, meta, verdicts) -> str:
+def markdown(figures, meta, verdicts, outcome=None) -> str:
     lines = [f"# Benchmark results ({meta['scale']}, {meta['date']})", "",
              f"{meta['cores']} cores given to this run ({meta['cpu_count']} on the machine), "
              f"Python {meta['python']}, {meta['machine']}; yardstick "
@@ -44,21 +44,28 @@ def markdown(figures, meta, verdicts) -> str:
     lines += [f"| {g.text} | `{g.figure}` | {_cell(v)} | {g.bound} | {status} |"
               for g, v, status in goals.report(figures)]
     lines.append("")
+    if outcome is not None:
+        lines += ["## Gate", "", outcome.line().removeprefix("maned-bench: ") + ".", ""]
     if verdicts:
-        lines += ["## Gate", "", "| figure | verdict | |", "|---|---|---|"]
+        if outcome is None:
+            lines += ["## Gate", ""]
+        lines += ["| figure | verdict | |", "|---|---|---|"]
         lines += [f"| `{v.name}` | {v.status} | {v.text} |" for v in verdicts]
         lines.append("")
     return "\n".join(lines)
 
 
-def write(folder: Path, figures, meta, verdicts) -> list[Path]:
+def write(folder: Path, figures, meta, verdicts, outcome=None) -> list[Path]:
+    """The results of a run; `outcome` (gate.Outcome) says what the gate concluded, "not
+    run" included: the figures are written whatever became of the gate."""
     folder.mkdir(parents=True, exist_ok=True)
     doc = {"context": meta, "figures": [f.to_json() for f in figures],
            "gate": [v.__dict__ for v in verdicts],
+           "gate_outcome": outcome.to_json() if outcome is not None else None,
            "goals": [{"figure": g.figure, "goal": g.text, "bound": g.bound, "value": v,
                       "status": status} for g, v, status in goals.report(figures)]}
     summary = folder / "summary.json"
     summary.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     table = folder / "results.md"
-    table.write_text(markdown(figures, meta, verdicts), encoding="utf-8")
+    table.write_text(markdown(figures, meta, verdicts, outcome), encoding="utf-8")
     return [summary, table] + plots.write_all(folder, figures, meta, yardstick_of(figures))

@@ -4,6 +4,7 @@ gate fails a planted regression, passes the baseline, and gates this run's ratio
 time; a speed-up only when the yardstick saw two cores)."""
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -270,3 +271,257 @@ def test_a_share_of_the_yardstick_above_one_is_flagged_not_reported():
     flagged = by_name["sweep/8/http_x4/of_yardstick"]
     assert flagged.value is None and "1.31" in flagged.flag and "not trustworthy" in flagged.flag
     assert by_name["sweep/2/vm_x2/of_yardstick"].value == pytest.approx(0.7 / 1.22)
+
+
+# --- a broken baseline is refused before measuring; a late failure loses nothing ------------
+# --- (issue 24, point 2); a gate never passes vacuously (point 3) ---------------------------
+RULE = {"value": 2.0, "margin": 3, "better": "lower", "parallel": False}
+GOOD = {"smoke": {"chain/linear_regression/8": RULE}, "full": {"chain/hmm/1000": RULE}}
+
+
+def _doc_with(**changes) -> bytes:
+    """GOOD's JSON with its smoke rule changed (a key set to ... is dropped)."""
+    rule = {k: v for k, v in {**RULE, **changes}.items() if v is not ...}
+    return json.dumps({**GOOD, "smoke": {"chain/linear_regression/8": rule}}).encode()
+
+
+CORRUPT = {  # what a baseline file holds -> a word the refusal must say
+    "not JSON": (b"this is not json", "not JSON"),
+    "empty": (b"", "empty"),
+    "only blanks": (b" \n\t\n", "not JSON"),
+    "a list": (b"[1, 2, 3]", "array"),
+    "a number": (b"3", "number"),
+    "not UTF-8": (b'{"smoke": {"\xff\xfe": 1}}', "UTF-8"),
+    "a table that is a list": (b'{"smoke": [], "full": {}}', "array"),
+    "an unknown scale": (json.dumps({**GOOD, "medium": GOOD["smoke"]}).encode(), "medium"),
+    "a rule that is a number": (b'{"smoke": {"a/b": 3}}', "number"),
+    "a string for a number": (_doc_with(value="2.0"), "value"),
+    "true for a number": (_doc_with(margin=True), "margin"),
+    "no margin": (_doc_with(margin=...), "margin"),
+    "no better": (_doc_with(better=...), "better"),
+    "no value": (_doc_with(value=...), "value"),
+    "an unknown key": (_doc_with(paralel=True), "paralel"),
+    "parallel not a boolean": (_doc_with(parallel="yes"), "parallel"),
+    "a duplicated figure": (b'{"smoke": {"a/b": %s, "a/b": %s}}'
+                            % ((json.dumps(RULE).encode(),) * 2), "twice"),
+    "nested too deep": (b"[" * 100_000 + b"]" * 100_000, "deep"),
+    "a long run of text": (b"x" * 5000, "not JSON"),
+    # point 3: what would let a gate pass vacuously
+    "a NaN value": (_doc_with(value=float("nan")), "NaN"),
+    "an Infinity margin": (_doc_with(margin=float("inf")), "Infinity"),
+    "a -Infinity value": (_doc_with(value=float("-inf")), "Infinity"),
+    "a value overflowing to infinity": (_doc_with(value=...).replace(b"{\"margin",
+                                        b"{\"value\": 1e400, \"margin"), "value"),
+    "an integer too large for a float": (_doc_with(margin=10 ** 400), "margin"),
+    "a zero value": (_doc_with(value=0), "value"),
+    "a negative value": (_doc_with(value=-1.5), "value"),
+    "a zero margin": (_doc_with(margin=0), "margin"),
+    "a negative margin": (_doc_with(margin=-3), "margin"),
+    "a margin below 1": (_doc_with(margin=0.5), "margin"),
+    "an unknown direction": (_doc_with(better="up"), "better"),
+    "a direction of another case": (_doc_with(better="Lower"), "better"),
+    "a limit overflowing": (_doc_with(value=1e300, margin=1e300), "overflow"),
+}
+
+
+def _refusal_shape(message: str, where: str):
+    """One short line naming the file, quoting no more than a prefix of its content."""
+    assert "\n" not in message and "Traceback" not in message
+    assert where in message
+    assert len(message) <= len(where) + 220, message
+
+
+@pytest.mark.parametrize("case", list(CORRUPT))
+def test_a_corrupted_baseline_is_refused_with_one_coded_line(case, tmp_path):
+    raw, word = CORRUPT[case]
+    path = tmp_path / "b.json"
+    path.write_bytes(raw)
+    with pytest.raises(gate.BaselineError) as refused:
+        gate.load(path, "smoke")
+    assert refused.value.code == "EUSAGE"
+    _refusal_shape(str(refused.value), str(path))
+    assert word.lower() in str(refused.value).lower(), str(refused.value)
+    with pytest.raises(gate.BaselineError):  # the same refusal from the bytes alone
+        gate.parse(raw, "b.json", "smoke")
+
+
+def test_a_baseline_that_is_missing_or_a_folder_is_refused(tmp_path):
+    for path, word in ((tmp_path / "none.json", "no such file"), (tmp_path, "folder")):
+        with pytest.raises(gate.BaselineError) as refused:
+            gate.load(path)
+        _refusal_shape(str(refused.value), str(path))
+        assert word in str(refused.value).lower(), str(refused.value)
+
+
+@pytest.mark.parametrize("doc, word", [
+    ({"full": GOOD["full"]}, "no 'smoke' table"),
+    ({**GOOD, "smoke": {}}, "gates no figure"),
+    ({}, "no 'smoke' table"),
+])
+def test_a_gate_with_nothing_to_gate_is_refused(doc, word, tmp_path):
+    """No table for the run's scale, or an empty one: a gate that could only pass."""
+    gate.validate(doc)  # the document itself is well formed
+    with pytest.raises(gate.BaselineError) as refused:
+        gate.validate(doc, "smoke")
+    assert word in str(refused.value)
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    with pytest.raises(gate.BaselineError) as refused:
+        gate.load(tmp_path / "b.json", "smoke")
+    _refusal_shape(str(refused.value), str(tmp_path / "b.json"))
+
+
+def test_the_committed_baseline_and_null_values_are_valid():
+    for scale in ("smoke", "full"):
+        assert gate.validate(gate.load(), scale) == gate.load()[scale]
+    unset = {"smoke": {"a/b": {**RULE, "value": None}}}  # no baseline value yet: legitimate
+    assert gate.validate(unset, "smoke") == unset["smoke"]
+    assert gate.validate({"smoke": {"a/b": {**RULE, "margin": 1}}}, "smoke")  # margin 1: exact
+
+
+def test_gate_check_refuses_a_table_it_cannot_judge():
+    """check() validates the table it is given: an unknown direction is never 'higher'."""
+    figure = Figure("a/b", 1.0, "x", "planted", "lower")
+    with pytest.raises(gate.BaselineError):
+        gate.check([figure], {"a/b": {**RULE, "better": "up"}}, 2.0)
+    with pytest.raises(gate.BaselineError):
+        gate.check([figure], {"a/b": {**RULE, "margin": float("nan")}}, 2.0)
+
+
+def test_a_figure_whose_direction_disagrees_with_its_baseline_fails():
+    figure = Figure("a/b", 1.0, "x", "planted", "higher")
+    (verdict,) = gate.check([figure], {"a/b": RULE}, 2.0)
+    assert verdict.status == "fail" and "higher" in verdict.text and "lower" in verdict.text
+
+
+def test_a_gate_that_skipped_every_figure_checked_nothing():
+    """Every value null, every speed-up on one core, nothing measured: never 'passed'."""
+    unset = {"a/b": {**RULE, "value": None}}
+    parallel = {"a/b": {**RULE, "better": "higher", "parallel": True}}
+    figure = Figure("a/b", 1.0, "x", "planted", "lower")
+    speedup = Figure("a/b", 1.0, "x", "planted", "higher", parallel=True)
+    for verdicts in (gate.check([figure], unset, 2.0), gate.check([speedup], parallel, 1.0),
+                     gate.check([], {"a/b": RULE}, 2.0)):
+        assert {v.status for v in verdicts} == {"skip"}
+        outcome = gate.judge(verdicts)
+        assert outcome.status == "checked nothing" and not outcome.passed
+        assert "passed" not in outcome.line() and "checked nothing" in outcome.line()
+    passed = gate.judge(gate.check([figure], {"a/b": RULE}, 2.0))
+    assert passed.status == "passed" and passed.passed and "gate passed: 1 pass" in passed.line()
+    failed = gate.judge(gate.check([Figure("a/b", 9.0, "x", "", "lower")], {"a/b": RULE}, 2.0))
+    assert failed.status == "failed" and not failed.passed and "FAILED" in failed.line()
+
+
+KERNEL = "kernel/matmul/16/speedup"  # a figure with no plot: conclude() draws none
+SPEEDUP = {**RULE, "value": 38.0, "better": "higher"}
+KERNEL_DOC = {"smoke": {KERNEL: SPEEDUP}}
+
+
+def _planted(value=40.0):
+    return [Figure(KERNEL, value, "x", "planted", "higher")]
+
+
+def _conclude(tmp_path, figures, baseline: bytes, rebaseline=False):
+    from maned_bench import plugin
+    path = tmp_path / "b.json"
+    path.write_bytes(baseline)
+    return plugin.conclude(figures, "smoke", tmp_path / "out", path, rebaseline), path
+
+
+def test_a_gate_that_checked_nothing_fails_the_run_and_writes_the_figures(tmp_path):
+    unset = json.dumps({"smoke": {KERNEL: {**SPEEDUP, "value": None}}})
+    done, _ = _conclude(tmp_path, _planted(), unset.encode())
+    assert done.failed and any("gate checked nothing" in line for line in done.stdout)
+    assert not any("gate passed" in line for line in done.stdout) and done.stderr == []
+    assert {p.name for p in done.written} == {"summary.json", "results.md"}
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["gate_outcome"]["status"] == "checked nothing"
+    done, _ = _conclude(tmp_path, _planted(), json.dumps(KERNEL_DOC).encode())
+    assert not done.failed and "maned-bench: gate passed: 1 pass, 0 fail, 0 skipped" in done.stdout
+
+
+def test_a_baseline_gone_bad_during_the_run_still_writes_the_figures(tmp_path):
+    """The late path, in process: the gate is 'not run' with the reason in one coded line,
+    the run fails, and the figures are written (the table says why there is no gate)."""
+    for raw in (b"", b'{"smoke": {"%s": {"value": NaN}}}' % KERNEL.encode(), b"\xff"):
+        done, path = _conclude(tmp_path, _planted(), raw)
+        assert done.failed and len(done.stderr) == 1
+        (line,) = done.stderr
+        assert line.startswith("maned-bench: gate not run: ") and line.endswith("[EUSAGE]")
+        assert str(path) in line
+        assert {p.name for p in done.written} == {"summary.json", "results.md"}
+        summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+        assert summary["gate_outcome"]["status"] == "not run"
+        assert [f["name"] for f in summary["figures"]] == [KERNEL]
+        assert "not run" in (tmp_path / "out" / "results.md").read_text()
+
+
+def test_a_rebaseline_that_cannot_be_written_still_writes_the_figures(tmp_path, monkeypatch):
+    def read_only(path, tables):
+        raise PermissionError(13, "Permission denied", str(path))
+    monkeypatch.setattr(gate, "save", read_only)
+    done, path = _conclude(tmp_path, _planted(), json.dumps(KERNEL_DOC).encode(),
+                           rebaseline=True)
+    assert done.failed and len(done.stderr) == 1 and "Permission denied" in done.stderr[0]
+    assert (tmp_path / "out" / "summary.json").is_file()
+    monkeypatch.undo()
+    done, path = _conclude(tmp_path, _planted(0.0), json.dumps(KERNEL_DOC).encode(),
+                           rebaseline=True)
+    assert done.failed and "value" in done.stderr[0]  # never writes a baseline it would refuse
+    assert json.loads(path.read_text()) == KERNEL_DOC
+    done, path = _conclude(tmp_path, _planted(41.0), json.dumps(KERNEL_DOC).encode(),
+                           rebaseline=True)
+    assert not done.failed and json.loads(path.read_text())["smoke"][KERNEL]["value"] == 41.0
+
+
+@pytest.mark.parametrize("case", ["not JSON", "a NaN value", "an unknown direction",
+                                  "a long run of text", "no margin"])
+def test_maned_bench_refuses_a_bad_baseline_before_measuring(case, tmp_path, monkeypatch,
+                                                             capsys):
+    from maned_bench import cli
+    monkeypatch.setattr(cli, "_run", lambda *a: pytest.fail("measured with a bad baseline"))
+    (tmp_path / "b.json").write_bytes(CORRUPT[case][0])
+    out = tmp_path / "results"
+    assert cli.main(["--smoke", "--baseline", str(tmp_path / "b.json"),
+                     "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("maned-bench: the baseline ")
+    assert err.endswith("[EUSAGE]\n")
+    _refusal_shape(err.strip(), str(tmp_path / "b.json"))
+    assert not out.exists()
+    (tmp_path / "b.json").write_text(json.dumps({"full": GOOD["full"]}))
+    assert cli.main(["--smoke", "--baseline", str(tmp_path / "b.json"), "--out", str(out)]) == 2
+    assert "no 'smoke' table" in capsys.readouterr().err and not out.exists()
+
+
+CORRUPTER = '''"""Corrupts the baseline a run reads once the first family has been measured."""
+import os
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        with open(os.environ["CORRUPT_BASELINE"], "w") as f:
+            f.write('{"smoke": {"kernel/matmul/16/speedup": {"value": "fast", "margin": 5, '
+                    '"better": "higher"}}}')
+'''
+
+
+def test_a_gate_that_fails_late_still_finds_the_figures_written(tmp_path):
+    """A real run (maned-bench --smoke --only kernel) whose baseline turns bad while it
+    measures: exit 1, one coded line, no traceback, and every figure written."""
+    (tmp_path / "corrupter.py").write_text(CORRUPTER)
+    (tmp_path / "b.json").write_bytes(gate.BASELINE.read_bytes())
+    env = dict(os.environ, PYTEST_PLUGINS="corrupter", CORRUPT_BASELINE=str(tmp_path / "b.json"),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path),
+                                                        os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "maned_bench.cli", "--smoke", "--only",
+                           "kernel", "--baseline", "b.json", "--out", "out"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "Traceback" not in done.stderr + done.stdout
+    coded = [line for line in done.stderr.splitlines() if line.endswith("[EUSAGE]")]
+    assert len(coded) == 1 and coded[0].startswith("maned-bench: gate not run: the baseline")
+    assert "value" in coded[0] and "gate passed" not in done.stdout
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert {f["name"].split("/")[0] for f in summary["figures"]} == {"kernel"}
+    assert summary["gate_outcome"]["status"] == "not run" and summary["gate"] == []
+    assert "not run" in (tmp_path / "out" / "results.md").read_text()
