@@ -10,10 +10,14 @@ quoting at most a short prefix of its content), raised before a run measures any
 verdict (`judge`) passes only when at least one figure was checked and none failed: a gate
 whose figures were all skipped "checked nothing", which is not a pass
 (docs/economics.md, "The regression gate")."""
+import fcntl
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from maned.io.files import not_a_file
 
 from .paths import INSTALLED
 from .suite import SCALES
@@ -168,13 +172,27 @@ def load(path: Path = BASELINE, scale: str | None = None) -> dict:
     must gate a figure), or a BaselineError naming it."""
     where = f"the baseline {path}"
     try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_BYTES + 1)
-    except IsADirectoryError:
-        raise BaselineError(f"{where}: is a folder, not a file") from None
+        raw = _read(path)
     except OSError as e:
         raise BaselineError(f"{where}: cannot be read: {e.strerror or e}") from None
+    except BaselineError as e:
+        raise BaselineError(f"{where}: {e}") from None
     return parse(raw, where, scale)
+
+
+def _read(path) -> bytes:
+    """At most MAX_BYTES + 1 bytes of `path`, opened without blocking so that a FIFO or a
+    socket is refused (maned.io.files' rule) instead of waiting for a writer forever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        why = not_a_file(os.fstat(fd).st_mode, devices=True)  # /dev/null: a bounded read
+        if why:
+            raise BaselineError(why)
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        with open(fd, "rb", closefd=False) as f:
+            return f.read(MAX_BYTES + 1)
+    finally:
+        os.close(fd)
 
 
 def _number(rule: dict, key: str, low, strict: bool) -> None:

@@ -345,12 +345,20 @@ def test_a_corrupted_baseline_is_refused_with_one_coded_line(case, tmp_path):
         gate.parse(raw, "b.json", "smoke")
 
 
-def test_a_baseline_that_is_missing_or_a_folder_is_refused(tmp_path):
-    for path, word in ((tmp_path / "none.json", "no such file"), (tmp_path, "folder")):
-        with pytest.raises(gate.BaselineError) as refused:
+def test_a_baseline_that_is_missing_a_folder_or_a_fifo_is_refused(tmp_path):
+    """...and a FIFO without waiting for a writer that never comes."""
+    from fuzzing import deadline
+    os.mkfifo(tmp_path / "fifo")
+    for path, word in ((tmp_path / "none.json", "no such file"), (tmp_path, "folder"),
+                       (tmp_path / "fifo", "fifo")):
+        with pytest.raises(gate.BaselineError) as refused, deadline(10):
             gate.load(path)
         _refusal_shape(str(refused.value), str(path))
-        assert word in str(refused.value).lower(), str(refused.value)
+        what = str(refused.value).removeprefix(f"the baseline {path}: ")
+        assert word in what.lower(), str(refused.value)
+    with pytest.raises(gate.BaselineError) as refused:
+        gate.load("/dev/null")
+    assert str(refused.value) == "the baseline /dev/null: is empty"
 
 
 @pytest.mark.parametrize("doc, word", [
