@@ -22,7 +22,6 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from maned.diagnostics.printer import register_secret
 from maned.targets.limits import MAX_DEADLINE_S
@@ -32,7 +31,7 @@ from .cases import CaseError, all_cases
 from .preflight import OperatorError, preflight
 from .protocol import CHECKS, golden_answered, run_protocol
 from .runner import Outcome, not_run, run_case
-from .targets import CASE_DEADLINE_S, JOB_DEADLINE_S, WorkerUnderTest
+from .targets import CASE_DEADLINE_S, JOB_DEADLINE_S, WorkerUnderTest, url_problem
 
 PROBE_DEADLINE_S = 5.0
 
@@ -66,37 +65,6 @@ def operator_line(text: str) -> str:
 def _usage(text: str) -> int:
     sys.stderr.write(operator_line(text) + "\n")
     return 2
-
-
-NOT_HTTP = "the worker URL is not http://HOST[:PORT]"
-
-
-def url_problem(url: str) -> str | None:
-    """Why `url` cannot name a worker (http://HOST[:PORT], the scheme optional), or None.
-    Never quotes the URL or a part of it: user:pass@ is a password by its form, and a bad
-    port or a stray path may be one typed in the wrong place (`http://user:SECRET`)."""
-    if "@" in url:
-        return ("a worker URL with credentials in it (user:pass@) is refused, and not shown; "
-                "give http://HOST:PORT, and the user and password in BARK_USER and BARK_PASS")
-    try:
-        parts = urlsplit(url if "//" in url else "http://" + url)
-    except ValueError:  # an unclosed [ of an IPv6 address
-        return f"{NOT_HTTP}: it does not parse (not shown, in case it holds a password)"
-    if parts.scheme != "http":
-        return f"{NOT_HTTP}: a worker speaks plain http:// (CDP), no other scheme"
-    if not parts.hostname:
-        return f"{NOT_HTTP}: it names no host"
-    try:
-        port = parts.port
-    except ValueError:  # not digits, or above 65535
-        port = 0
-    if port is not None and not 0 < port < 65536:
-        return (f"{NOT_HTTP}: its port is not a whole number from 1 to 65535 (not shown, "
-                "in case it is a password)")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        return (f"{NOT_HTTP}: a path, query or fragment after HOST:PORT is not used by a "
-                "worker, and not shown (in case it holds a password)")
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -76,7 +76,10 @@ def hardware(request):
             url, user, password = _start_worker(stack, request.config.rootpath)
             target = WorkerUnderTest(url, user, password)
         else:
-            target = WorkerUnderTest(url)
+            try:
+                target = WorkerUnderTest(url)
+            except ValueError as e:  # worded without quoting the URL (it may hold a password)
+                pytest.fail(f"--bark-url: {e}", pytrace=False)
         stack.callback(target.close)
         yield target
 

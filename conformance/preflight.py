@@ -7,7 +7,7 @@ nothing a worker sent is quoted unescaped or at any length."""
 import socket
 from dataclasses import dataclass
 
-from bark_vm.wire.alias import ALIAS_MAX, is_alias
+from bark_vm.wire.alias import ALIAS_MAX, worker_alias
 from bark_vm.wire.constants import LOCKED
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
@@ -61,7 +61,7 @@ def preflight(url: str, host: str, port: int, user: str, password: str,
 
 def accepted_status(url: str, code: int, body: bytes) -> Status:
     """The status a certification goes on with: a Bark worker's status (parse_status)
-    whose alias is a legal one (bark_vm/wire/alias.py: is_alias, at most ALIAS_MAX bytes);
+    whose alias is a legal one (bark_vm/wire/alias.py: worker_alias);
     else OperatorError, quoting the alias escaped and cut short."""
     try:
         if code != 200:
@@ -70,7 +70,7 @@ def accepted_status(url: str, code: int, body: bytes) -> Status:
     except ValueError as e:
         raise OperatorError(f"{url} does not answer GET /api/status as a Bark worker "
                             f"({shown(str(e))}); check the URL") from None
-    if not (is_alias(status.alias) and len(status.alias.encode("utf-8")) <= ALIAS_MAX):
+    if not worker_alias(status.alias):
         raise OperatorError(f"{url} answers GET /api/status with the alias "
                             f"'{shown(status.alias)}', which is no legal alias (an identifier, "
                             f"or identifiers joined by single hyphens, ASCII, at most "

@@ -66,6 +66,37 @@ class VmUnderTest:
             self._device.close()
 
 
+NOT_HTTP = "the worker URL is not http://HOST[:PORT]"
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot name a worker (http://HOST[:PORT], the scheme optional), or None.
+    Never quotes the URL or a part of it: user:pass@ is a password by its form, and a bad
+    port or a stray path may be one typed in the wrong place (`http://user:SECRET`)."""
+    if "@" in url:
+        return ("a worker URL with credentials in it (user:pass@) is refused, and not shown; "
+                "give http://HOST:PORT, and the user and password in BARK_USER and BARK_PASS")
+    try:
+        parts = urlsplit(url if "//" in url else "http://" + url)
+    except ValueError:  # an unclosed [ of an IPv6 address
+        return f"{NOT_HTTP}: it does not parse (not shown, in case it holds a password)"
+    if parts.scheme != "http":
+        return f"{NOT_HTTP}: a worker speaks plain http:// (CDP), no other scheme"
+    if not parts.hostname:
+        return f"{NOT_HTTP}: it names no host"
+    try:
+        port = parts.port
+    except ValueError:  # not digits, or above 65535
+        port = 0
+    if port is not None and not 0 < port < 65536:
+        return (f"{NOT_HTTP}: its port is not a whole number from 1 to 65535 (not shown, "
+                "in case it is a password)")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        return (f"{NOT_HTTP}: a path, query or fragment after HOST:PORT is not used by a "
+                "worker, and not shown (in case it holds a password)")
+    return None
+
+
 class WorkerUnderTest:
     """A CDP worker at `url` (http://HOST:PORT), credentials from BARK_USER / BARK_PASS;
     `token`, a login already made (a certification logs in once); `alias`, the name its
@@ -76,9 +107,10 @@ class WorkerUnderTest:
     def __init__(self, url: str, user: str | None = None, password: str | None = None,
                  deadline_s: float = JOB_DEADLINE_S, token: str | None = None,
                  alias: str = "worker"):
+        why = url_problem(url)
+        if why:
+            raise ValueError(why)
         parts = urlsplit(url if "//" in url else "http://" + url)
-        if parts.scheme != "http" or not parts.hostname:
-            raise ValueError(f"{url!r} is not http://HOST[:PORT]")
         self.url, self.host, self.port = url, parts.hostname, parts.port or 4780
         user = user if user is not None else os.environ.get("BARK_USER")
         password = password if password is not None else os.environ.get("BARK_PASS")

@@ -426,21 +426,22 @@ def _in_private_network(tmp_path) -> dict:
 
 def test_a_broadcast_that_cannot_be_sent_is_a_note_and_the_probes_still_go(tmp_path):
     """With no network but loopback, the unicast probe still finds the worker (discover(),
-    `maned-run devices`, a routed flow); the broadcast's failure is a note, which the line
-    of an alias nobody claimed carries."""
+    `maned-run devices`, a routed flow); the broadcast's failure is a note of the listing and
+    of the run, whether it found its workers or not."""
     r = _in_private_network(tmp_path)
     silent = r["ports"][1]
     note = ("the broadcast to 255.255.255.255:4781 was not sent (Network is unreachable); "
             "only the --probe targets were probed")
     assert r["discover"] == [["vm1", f"127.0.0.1:{r['worker']}"], [note]]
     code, out, err = r["devices"]
-    assert (code, err) == (0, "") and out.splitlines()[1].split()[:3] == [
+    assert (code, err) == (0, f"note: {note}\n") and out.splitlines()[1].split()[:3] == [
         "vm1", "x86", f"127.0.0.1:{r['worker']}"]
-    assert r["run"] == [0, "flow 'f' outputs:\nr : scalar = 2\n", ""]
+    assert r["run"] == [0, "flow 'f' outputs:\nr : scalar = 2\n", f"note: discovery: {note}\n"]
     code, out, err = r["nobody"]
     assert (code, out) == (1, "") and err == (
+        f"note: discovery: {note}\n"
         "error: flow 'g': device 'ghost' (discover): no worker answered discovery as 'ghost' "
-        f"(probed 127.0.0.1:{silent}, broadcast for 200 ms; {note}; a worker answers "
+        f"(probed 127.0.0.1:{silent}, broadcast for 200 ms; a worker answers "
         "discovery on the address it serves, 127.0.0.1 unless started with --host, so a LAN "
         "broadcast reaches only workers started with --host 0.0.0.0 or their own address: "
         "try --probe HOST) [ERUN]\n")

@@ -9,3 +9,8 @@ _ALIAS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")
 def is_alias(text: str) -> bool:
     """An identifier, or identifiers joined by single hyphens (`bob-i3`), ASCII only."""
     return _ALIAS.fullmatch(text) is not None
+
+
+def worker_alias(text: str) -> bool:
+    """An alias a worker may report: a script's alias of at most ALIAS_MAX bytes."""
+    return is_alias(text) and len(text) <= ALIAS_MAX  # is_alias is ASCII: characters = bytes

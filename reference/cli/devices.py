@@ -81,8 +81,10 @@ def main(argv: list[str], out, err) -> int:
         return _fail(err, Diagnostic("ERUN", f"maned-run devices: {e}"))
     if not found:
         probing = Probing(tuple(opts.probes), opts.broadcast, opts.window_ms)
-        out.write(f"no devices found ({probing.advice()})\n")
+        out.write(f"no devices found ({probing.advice(found.notes)})\n")
         return 0
+    for n in found.notes:  # the table stands, but a broadcast that was not sent is said
+        err.write(f"note: {n}\n")
     rows = [HEADER] + [(f.alias, f.kind, f.address, "yes" if f.busy else "no", ",".join(f.ops))
                        for f in found]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER) - 1)]

@@ -109,7 +109,7 @@ class _Pools:
             members = pool_members(self.specs[alias], found)
             if not members:
                 raise _refuse(f"device '{alias}' (pool): no worker answered discovery "
-                              f"({self.discovery.probing.describe()})")
+                              f"({self.discovery.probing.describe(found.notes)})")
             for m in members:
                 if m.alias in RESERVED:
                     raise _refuse(f"device '{alias}' (pool): a worker answers as '{m.alias}', "

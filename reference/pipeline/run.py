@@ -178,6 +178,8 @@ def _run(b: _Builder, text, script, folder, writes, inputs, flow, verify, thread
         raise
     finally:
         fleet.close()
+    for n in discovery.notes:  # a broadcast that could not be sent, when unicast sufficed
+        b.note(f"discovery: {n}")
     b.error(*result.errors)
     b.flows = [FlowOutputs(name, tuple(Value.of(k, v) for k, v in result.outputs[name].items()))
                for name in plan.printed if name in result.outputs]

@@ -52,9 +52,9 @@ class DiscoveredDevice(CdpDevice):
                     f"({', '.join(addresses[:-1])} and {addresses[-1]}); give them distinct "
                     f"aliases (nothing was sent to {'either' if n == 2 else 'any'} of them)")
         others, probing = sorted({f.alias for f in found}), self.discovery.probing
-        notes = getattr(found, "notes", ())  # a broadcast that could not be sent
-        why = (f"{probing.describe(notes)}; the workers that answered: "
-               f"{', '.join(others)}" if others else probing.advice(notes))
+        # a broadcast that could not be sent is the run's note (maned.pipeline.run), not this
+        why = (f"{probing.describe()}; the workers that answered: "
+               f"{', '.join(others)}" if others else probing.advice())
         return f"no worker answered discovery as '{self.alias}' ({why})"
 
 
