@@ -7,7 +7,7 @@ Writes DIR (default benchmarks/results/ of the working directory): pytest-benchm
 summary.json, results.md and the plots of the families that ran. Reads the baseline FILE
 (paths.py: the working directory's benchmarks/baseline.json, else the installed one), which
 --rebaseline rewrites unless it is the installed one. The baseline is read and checked
-before anything is measured (gate.py): a bad one is a usage error. Exit 0 when every family
+before anything is measured (baseline_file.py): a bad one is a usage error. Exit 0 when every family
 ran and the gate passed (at least one figure checked, none failed); 1 when a family failed,
 the gate failed, checked nothing (every figure skipped) or could not run after measuring
 (the figures are written all the same); 2 on a usage error (the test extras missing among
@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import gate, paths
+from . import baseline_file, paths
 from .suite import FAMILIES
 
 EXTRAS = ("pytest", "pytest_benchmark", "matplotlib")  # the `test` extra's, which a run needs
@@ -70,8 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     if why:
         return _refuse(why)
     try:
-        gate.load(baseline, "smoke" if args.smoke else "full")
-    except gate.BaselineError as e:
+        baseline_file.load(baseline, "smoke" if args.smoke else "full")
+    except baseline_file.BaselineError as e:
         return _refuse(str(e))
     out = Path(args.out)
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from . import gate, paths, results
+from . import baseline_file, gate, paths, results
 from .suite import SCALES, context, yardstick_of
 
 FIGURES = pytest.StashKey[list]()
@@ -37,8 +37,8 @@ def pytest_configure(config):
         if why:
             raise pytest.UsageError(why)
     try:
-        gate.load(baseline_of(config), config.getoption("--bench-scale"))
-    except gate.BaselineError as e:
+        baseline_file.load(baseline_of(config), config.getoption("--bench-scale"))
+    except baseline_file.BaselineError as e:
         raise pytest.UsageError(f"{e} [{e.code}]") from None
 
 
@@ -76,18 +76,18 @@ def _gate(figures, scale: str, baseline: Path, rebaseline: bool) -> gate.Outcome
     """The gate of a run, "not run" with the reason when the baseline (read again: it may
     have changed while the run measured) cannot be read, checked or rewritten."""
     try:
-        tables = gate.load(baseline, scale)
+        tables = baseline_file.load(baseline, scale)
         table = tables[scale]
         if rebaseline:
-            table = gate.rebaselined(figures, table)
+            table = baseline_file.rebaselined(figures, table)
             try:
-                gate.check_table(table, scale)
-            except gate.BaselineError as e:
-                raise gate.BaselineError(f"this run's values cannot be a baseline (kept "
+                baseline_file.check_table(table, scale)
+            except baseline_file.BaselineError as e:
+                raise baseline_file.BaselineError(f"this run's values cannot be a baseline (kept "
                                          f"{baseline} as it was): {e}") from None
-            gate.save(baseline, {**tables, scale: table})
+            baseline_file.save(baseline, {**tables, scale: table})
         return gate.judge(gate.check(figures, table, yardstick_of(figures)))
-    except gate.BaselineError as e:
+    except baseline_file.BaselineError as e:
         return gate.not_run(str(e))
     except OSError as e:
         return gate.not_run(f"cannot write the baseline {baseline}: {e.strerror or e}")
@@ -106,7 +106,7 @@ def conclude(figures, scale: str, out: Path, baseline: Path, rebaseline: bool) -
                       "[EUSAGE]")
     stdout += [f"  gate {v.status}: {v.text}" for v in outcome.verdicts if v.status != "pass"]
     if outcome.status == "not run":
-        stderr.append(f"{outcome.line()} [{gate.BaselineError.code}]")
+        stderr.append(f"{outcome.line()} [{baseline_file.BaselineError.code}]")
     else:
         stdout.append(outcome.line())
     return Conclusion(outcome, written, stdout, stderr)

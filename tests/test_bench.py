@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from maned_bench import gate, goals, plots, results
+from maned_bench import baseline_file, gate, goals, plots, results
 from maned_bench.figures import Figure
 from maned_bench.suite import FAMILIES, context, yardstick_of
 from maned_bench.workers import http_device, tiny_request, vm_device
@@ -48,7 +48,7 @@ def test_every_family_gives_named_finite_figures(smoke):
 
 def test_the_results_folder_holds_json_markdown_and_readable_plots(smoke, tmp_path):
     meta = context("smoke")
-    verdicts = gate.check(smoke, gate.load()["smoke"], yardstick_of(smoke))
+    verdicts = gate.check(smoke, baseline_file.load()["smoke"], yardstick_of(smoke))
     written = results.write(tmp_path, smoke, meta, verdicts)
     names = {p.name for p in written}
     assert {"summary.json", "results.md", "chain_ratio.png", "sweep_speedup.png",
@@ -90,7 +90,7 @@ def _figures_at(table: dict, scale_by: float = 1.0) -> list[Figure]:
 
 @pytest.mark.parametrize("scale", ["smoke", "full"])
 def test_the_gate_passes_the_baseline_and_fails_a_planted_regression(scale):
-    table = {n: r for n, r in gate.load()[scale].items() if r["value"] is not None}
+    table = {n: r for n, r in baseline_file.load()[scale].items() if r["value"] is not None}
     assert table, "the committed baseline has values"
     at_baseline = gate.check(_figures_at(table), table, yardstick=2.0)
     assert {v.status for v in at_baseline} == {"pass"}
@@ -107,7 +107,7 @@ def test_the_gate_passes_the_baseline_and_fails_a_planted_regression(scale):
 
 
 def test_a_speedup_is_not_gated_on_one_core():
-    table = {n: r for n, r in gate.load()["smoke"].items() if r["parallel"]}
+    table = {n: r for n, r in baseline_file.load()["smoke"].items() if r["parallel"]}
     assert table
     collapsed = _figures_at(table, scale_by=100.0)  # far beyond every margin
     verdicts = gate.check(collapsed, table, yardstick=1.0)
@@ -118,7 +118,7 @@ def test_a_speedup_is_not_gated_on_one_core():
 
 def test_this_runs_ratios_pass_the_gate(smoke):
     """The CI gate: this run's smoke ratios against the committed smoke baseline."""
-    verdicts = gate.check(smoke, gate.load()["smoke"], yardstick_of(smoke))
+    verdicts = gate.check(smoke, baseline_file.load()["smoke"], yardstick_of(smoke))
     assert [v.text for v in verdicts if v.status == "fail"] == []
     assert any(v.status == "pass" for v in verdicts)
 
@@ -191,9 +191,9 @@ def test_the_default_baseline_is_the_working_directorys_else_the_installed_one(
 
 
 def test_rebaseline_never_writes_into_the_installed_package(tmp_path):
-    installed = gate.BASELINE.read_bytes()
+    installed = baseline_file.BASELINE.read_bytes()
     refused = _bench(["--smoke", "--only", "kernel", "--rebaseline"], tmp_path, timeout=120)
-    assert gate.BASELINE.read_bytes() == installed
+    assert baseline_file.BASELINE.read_bytes() == installed
     assert refused.returncode == 2 and refused.stdout == ""
     assert refused.stderr.count("\n") == 1 and refused.stderr.endswith("[EUSAGE]\n")
     assert "--baseline FILE" in refused.stderr
@@ -203,21 +203,21 @@ def test_rebaseline_never_writes_into_the_installed_package(tmp_path):
                              "--bench-scale", "smoke", "--bench-rebaseline", "-k", "kernel"],
                             cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert plugin.returncode == 4 and "--baseline FILE" in plugin.stderr  # pytest's usage error
-    assert gate.BASELINE.read_bytes() == installed
+    assert baseline_file.BASELINE.read_bytes() == installed
 
 
 def test_a_run_writes_its_results_and_baseline_in_the_working_directory(tmp_path):
     """Plain maned-bench from any folder: results in ./benchmarks/results, and --rebaseline
     into the --baseline given, the installed baseline untouched."""
-    installed = gate.BASELINE.read_bytes()
+    installed = baseline_file.BASELINE.read_bytes()
     (tmp_path / "b.json").write_bytes(installed)
     done = _bench(["--smoke", "--only", "kernel", "--rebaseline", "--baseline", "b.json"],
                   tmp_path)
     assert done.returncode == 0, done.stdout[-2000:]
-    assert gate.BASELINE.read_bytes() == installed
+    assert baseline_file.BASELINE.read_bytes() == installed
     summary = json.loads((tmp_path / "benchmarks" / "results" / "summary.json").read_text())
     assert {f["name"].split("/")[0] for f in summary["figures"]} == {"kernel"}
-    mine, theirs = gate.load(tmp_path / "b.json")["smoke"], gate.load()["smoke"]
+    mine, theirs = baseline_file.load(tmp_path / "b.json")["smoke"], baseline_file.load()["smoke"]
     assert set(mine) == set(theirs)
     measured = {f["name"]: f["value"] for f in summary["figures"]}
     for name, rule in mine.items():
@@ -336,13 +336,13 @@ def test_a_corrupted_baseline_is_refused_with_one_coded_line(case, tmp_path):
     raw, word = CORRUPT[case]
     path = tmp_path / "b.json"
     path.write_bytes(raw)
-    with pytest.raises(gate.BaselineError) as refused:
-        gate.load(path, "smoke")
+    with pytest.raises(baseline_file.BaselineError) as refused:
+        baseline_file.load(path, "smoke")
     assert refused.value.code == "EUSAGE"
     _refusal_shape(str(refused.value), str(path))
     assert word.lower() in str(refused.value).lower(), str(refused.value)
-    with pytest.raises(gate.BaselineError):  # the same refusal from the bytes alone
-        gate.parse(raw, "b.json", "smoke")
+    with pytest.raises(baseline_file.BaselineError):  # the same refusal from the bytes alone
+        baseline_file.parse(raw, "b.json", "smoke")
 
 
 def test_a_baseline_that_is_missing_a_folder_or_a_fifo_is_refused(tmp_path):
@@ -351,13 +351,13 @@ def test_a_baseline_that_is_missing_a_folder_or_a_fifo_is_refused(tmp_path):
     os.mkfifo(tmp_path / "fifo")
     for path, word in ((tmp_path / "none.json", "no such file"), (tmp_path, "folder"),
                        (tmp_path / "fifo", "fifo")):
-        with pytest.raises(gate.BaselineError) as refused, deadline(10):
-            gate.load(path)
+        with pytest.raises(baseline_file.BaselineError) as refused, deadline(10):
+            baseline_file.load(path)
         _refusal_shape(str(refused.value), str(path))
         what = str(refused.value).removeprefix(f"the baseline {path}: ")
         assert word in what.lower(), str(refused.value)
-    with pytest.raises(gate.BaselineError) as refused:
-        gate.load("/dev/null")
+    with pytest.raises(baseline_file.BaselineError) as refused:
+        baseline_file.load("/dev/null")
     assert str(refused.value) == "the baseline /dev/null: is empty"
 
 
@@ -368,30 +368,30 @@ def test_a_baseline_that_is_missing_a_folder_or_a_fifo_is_refused(tmp_path):
 ])
 def test_a_gate_with_nothing_to_gate_is_refused(doc, word, tmp_path):
     """No table for the run's scale, or an empty one: a gate that could only pass."""
-    gate.validate(doc)  # the document itself is well formed
-    with pytest.raises(gate.BaselineError) as refused:
-        gate.validate(doc, "smoke")
+    baseline_file.validate(doc)  # the document itself is well formed
+    with pytest.raises(baseline_file.BaselineError) as refused:
+        baseline_file.validate(doc, "smoke")
     assert word in str(refused.value)
     (tmp_path / "b.json").write_text(json.dumps(doc))
-    with pytest.raises(gate.BaselineError) as refused:
-        gate.load(tmp_path / "b.json", "smoke")
+    with pytest.raises(baseline_file.BaselineError) as refused:
+        baseline_file.load(tmp_path / "b.json", "smoke")
     _refusal_shape(str(refused.value), str(tmp_path / "b.json"))
 
 
 def test_the_committed_baseline_and_null_values_are_valid():
     for scale in ("smoke", "full"):
-        assert gate.validate(gate.load(), scale) == gate.load()[scale]
+        assert baseline_file.validate(baseline_file.load(), scale) == baseline_file.load()[scale]
     unset = {"smoke": {"a/b": {**RULE, "value": None}}}  # no baseline value yet: legitimate
-    assert gate.validate(unset, "smoke") == unset["smoke"]
-    assert gate.validate({"smoke": {"a/b": {**RULE, "margin": 1}}}, "smoke")  # margin 1: exact
+    assert baseline_file.validate(unset, "smoke") == unset["smoke"]
+    assert baseline_file.validate({"smoke": {"a/b": {**RULE, "margin": 1}}}, "smoke")  # margin 1: exact
 
 
 def test_gate_check_refuses_a_table_it_cannot_judge():
     """check() validates the table it is given: an unknown direction is never 'higher'."""
     figure = Figure("a/b", 1.0, "x", "planted", "lower")
-    with pytest.raises(gate.BaselineError):
+    with pytest.raises(baseline_file.BaselineError):
         gate.check([figure], {"a/b": {**RULE, "better": "up"}}, 2.0)
-    with pytest.raises(gate.BaselineError):
+    with pytest.raises(baseline_file.BaselineError):
         gate.check([figure], {"a/b": {**RULE, "margin": float("nan")}}, 2.0)
 
 
@@ -466,7 +466,7 @@ def test_a_baseline_gone_bad_during_the_run_still_writes_the_figures(tmp_path):
 def test_a_rebaseline_that_cannot_be_written_still_writes_the_figures(tmp_path, monkeypatch):
     def read_only(path, tables):
         raise PermissionError(13, "Permission denied", str(path))
-    monkeypatch.setattr(gate, "save", read_only)
+    monkeypatch.setattr(baseline_file, "save", read_only)
     done, path = _conclude(tmp_path, _planted(), json.dumps(KERNEL_DOC).encode(),
                            rebaseline=True)
     assert done.failed and len(done.stderr) == 1 and "Permission denied" in done.stderr[0]
@@ -517,7 +517,7 @@ def test_a_gate_that_fails_late_still_finds_the_figures_written(tmp_path):
     """A real run (maned-bench --smoke --only kernel) whose baseline turns bad while it
     measures: exit 1, one coded line, no traceback, and every figure written."""
     (tmp_path / "corrupter.py").write_text(CORRUPTER)
-    (tmp_path / "b.json").write_bytes(gate.BASELINE.read_bytes())
+    (tmp_path / "b.json").write_bytes(baseline_file.BASELINE.read_bytes())
     env = dict(os.environ, PYTEST_PLUGINS="corrupter", CORRUPT_BASELINE=str(tmp_path / "b.json"),
                PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path),
                                                         os.environ.get("PYTHONPATH")])))

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from maned_bench import cli, gate
+from maned_bench import baseline_file, cli, gate
 from maned_bench.figures import Figure
 from maned_bench.suite import SCALES
 
@@ -19,7 +19,7 @@ from fuzzing import cases, deadline, mutate_bytes
 
 pytestmark = pytest.mark.fuzz
 
-COMMITTED = gate.BASELINE.read_bytes()
+COMMITTED = baseline_file.BASELINE.read_bytes()
 NAME = "fuzzed.json"
 HEAD = f"the baseline {NAME}: "
 LONGEST = len(HEAD) + 200  # a refusal quotes at most a short prefix of what the file holds
@@ -39,7 +39,7 @@ FIELDS = {
 }
 
 
-def _refused(e: gate.BaselineError, where: str = HEAD) -> None:
+def _refused(e: baseline_file.BaselineError, where: str = HEAD) -> None:
     text = str(e)
     assert e.code == "EUSAGE"
     assert text.startswith(where) and "\n" not in text and "\r" not in text, text
@@ -51,13 +51,13 @@ def _judged(doc: dict) -> None:
     and just beyond each margin, without an exception."""
     for scale in SCALES:
         try:
-            table = gate.validate(doc, scale)
-        except gate.BaselineError as e:
+            table = baseline_file.validate(doc, scale)
+        except baseline_file.BaselineError as e:
             _refused(e, "")
             assert scale not in doc or not doc[scale]
             continue
         for name, rule in table.items():
-            assert rule["better"] in gate.DIRECTIONS and rule["margin"] >= 1
+            assert rule["better"] in baseline_file.DIRECTIONS and rule["margin"] >= 1
             assert rule["value"] is None or (math.isfinite(rule["value"]) and rule["value"] > 0)
         at = [Figure(n, r["value"], "x", "fuzz", r["better"]) for n, r in table.items()]
         verdicts = gate.check(at, table, 2.0)
@@ -76,8 +76,8 @@ def _read(raw: bytes):
     """parse() of the bytes: the document, or None after checking the refusal's shape."""
     try:
         with deadline():
-            return gate.parse(raw, NAME)
-    except gate.BaselineError as e:
+            return baseline_file.parse(raw, NAME)
+    except baseline_file.BaselineError as e:
         _refused(e)
         return None
 
@@ -172,9 +172,9 @@ def test_maned_bench_refuses_a_bad_baseline_before_it_measures(tmp_path, monkeyp
         path.write_bytes(raw)
         scale = rng.choice(SCALES)
         try:
-            gate.validate(gate.parse(raw, NAME), scale)
+            baseline_file.validate(baseline_file.parse(raw, NAME), scale)
             valid = True
-        except gate.BaselineError:
+        except baseline_file.BaselineError:
             valid = False
         before = len(ran)
         with deadline():

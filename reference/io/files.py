@@ -25,7 +25,7 @@ def not_a_file(mode: int, devices: bool) -> str | None:
 
 def _open(path: str, flags: int, devices: bool) -> int:
     """An fd of `path`, opened without blocking (O_NONBLOCK: a FIFO answers at once), checked
-    by not_a_file, then made blocking again; MnError-free: raises OSError or ValueError."""
+    by not_a_file, then made blocking again; OSError, or ValueError saying why it is refused."""
     try:
         fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as e:
@@ -43,21 +43,23 @@ def _open(path: str, flags: int, devices: bool) -> int:
     return fd
 
 
-def read_bytes(path: str, shown: str, limit: int | None = None) -> bytes:
+def read_at_most(path: str, limit: int | None = None) -> bytes:
     """The file's bytes; with `limit`, at most limit + 1 of them (a device has no size to ask
-    first, and must not be read forever: without a limit only a regular file is read)."""
+    first, and must not be read forever: without a limit only a regular file is read).
+    OSError when it cannot be read, ValueError saying why it is refused (a FIFO...)."""
+    with open(_open(path, os.O_RDONLY, devices=limit is not None), "rb") as f:
+        st = os.fstat(f.fileno())
+        if limit is not None and stat.S_ISREG(st.st_mode):
+            limit = min(limit, st.st_size)  # a buffer of the file's size, not the limit
+        return f.read(-1 if limit is None else limit + 1)
+
+
+def read_bytes(path: str, shown: str, limit: int | None = None) -> bytes:
+    """read_at_most, its failures as one EIO diagnostic naming the file as `shown`."""
     try:
-        fd = _open(path, os.O_RDONLY, devices=limit is not None)
+        return read_at_most(path, limit)
     except ValueError as e:
         raise MnError(Diagnostic("EIO", f"cannot read '{shown}': it {e}")) from None
-    except OSError as e:
-        raise MnError(Diagnostic("EIO", f"cannot read '{shown}': {e.strerror or e}")) from None
-    try:
-        with open(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if limit is not None and stat.S_ISREG(st.st_mode):
-                limit = min(limit, st.st_size)  # a buffer of the file's size, not the limit
-            return f.read(-1 if limit is None else limit + 1)
     except OSError as e:
         raise MnError(Diagnostic("EIO", f"cannot read '{shown}': {e.strerror or e}")) from None
 
