@@ -17,7 +17,9 @@ deadline, and a worker found dead after a case is reported for every case left, 
 waited on. Every report lists every check and case of the set, whatever happened.
 """
 import argparse
+import hashlib
 import os
+import shutil
 import sys
 import time
 from dataclasses import replace
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from maned.diagnostics.printer import register_secret
 from maned.targets.limits import MAX_DEADLINE_S
+from maned_machine.boot import BOOT_DEADLINE_S
 
 from . import report
 from .cases import CaseError, all_cases
@@ -54,6 +57,16 @@ def _parser() -> argparse.ArgumentParser:
                    help="stop at the first case that does not pass")
     p.add_argument("--cases", default="", metavar="PREFIX",
                    help="only the cases whose id starts with PREFIX")
+    p.add_argument("--boot", metavar="IMAGE", help="boot this Bark machine image under QEMU, "
+                   "certify it and power it off (instead of a URL)")
+    p.add_argument("--uefi", action="store_true", help="with --boot: boot by UEFI, not BIOS")
+    p.add_argument("--secure-boot", action="store_true", help="with --boot: UEFI with Secure "
+                   "Boot on")
+    p.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
+                   help="with --boot: QEMU's accelerator (auto: KVM only where it runs a "
+                   "guest)")
+    p.add_argument("--boot-timeout", type=float, default=BOOT_DEADLINE_S, metavar="SECONDS",
+                   help=f"with --boot: the deadline to serving (default {BOOT_DEADLINE_S:g})")
     return p
 
 
@@ -69,9 +82,66 @@ def _usage(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.boot:
+        return certify_machine(args)
+    if args.uefi or args.secure_boot:
+        return _usage("--uefi and --secure-boot go with --boot IMAGE")
     if not args.url:
         return _usage("no worker given: set BARK_URL (or pass the URL), e.g. "
-                      "BARK_URL=http://127.0.0.1:4780, with BARK_USER and BARK_PASS")
+                      "BARK_URL=http://127.0.0.1:4780, with BARK_USER and BARK_PASS; or "
+                      "--boot IMAGE for a Bark machine image")
+    return certify_url(args)
+
+
+def certify_machine(args) -> int:
+    """`--boot IMAGE`: boot it under QEMU, certify it at its forwarded port, power it off.
+    The report names what was certified (image digest, boot mode, accelerator) and keeps
+    the serial console (serial.log)."""
+    from maned_machine.boot import Machine, accelerator
+    image = Path(args.boot)
+    if not image.is_file():
+        return _usage(f"--boot {image}: no such image file")
+    if not os.environ.get("BARK_USER") or not os.environ.get("BARK_PASS"):
+        return _usage("set BARK_USER and BARK_PASS to the identity the image was built with "
+                      "(the credentials never go on the command line)")
+    try:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return _usage(f"cannot write the report folder {args.out}: {e.strerror or e}")
+    mode = "secure" if args.secure_boot else "uefi" if args.uefi else "bios"
+    accel = accelerator(args.accel)
+    machine = Machine(image, mode, accel)
+    t0 = time.monotonic()
+    machine.start()
+    try:
+        if not machine.wait_for("BOOT-COMPLETE", args.boot_timeout):
+            return _usage(f"the machine did not finish booting in {args.boot_timeout:g} s "
+                          f"({mode}, {accel}); its serial console is in "
+                          f"{Path(args.out) / 'serial.log'}")
+        booted = time.monotonic() - t0
+        sys.stdout.write(f"maned-certify: {image.name} booted ({mode}, {accel}) in "
+                         f"{booted:.0f} s\n")
+        args.url = f"http://127.0.0.1:{machine.port}"
+        args.machine = {"image": image.name, "image_sha256": file_digest(image),
+                        "boot_mode": mode, "accelerator": accel, "boot_s": round(booted, 1)}
+        code = certify_url(args)
+    finally:
+        machine.stop()
+        if machine.serial_log.exists():
+            shutil.copyfile(machine.serial_log, Path(args.out) / "serial.log")
+    return code
+
+
+def file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def certify_url(args) -> int:
+    """Certify the worker at args.url."""
     bad_url = url_problem(args.url)
     if bad_url:  # before the URL is echoed anywhere, a report included
         return _usage(bad_url)
@@ -120,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.monotonic() - t0
     info = {"alias": status.alias, "url": args.url, "kind": status.kind, "ir": status.ir,
             "rf_slots": status.rf_slots, "ops": list(status.ops)}
+    if getattr(args, "machine", None):
+        info["machine"] = args.machine
     doc = report.write(Path(args.out), info, cases, outcomes, seconds, scope)
     worker.close()
     sys.stdout.write(headline(doc, args.cases, args.out, seconds))

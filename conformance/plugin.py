@@ -11,6 +11,9 @@ unless a test asks for `local`, `vm` (and `vm_abi1`, the same worker at ABI 1) o
                        the environment); default: a worker container through the docker SDK,
                        or a bark-worker process where Docker is absent (a failure with
                        MANED_REQUIRE_DOCKER=1)
+    --bark-boot IMAGE  the `hardware` target is a Bark machine image booted under QEMU for
+                       the session (--bark-boot-mode bios|uefi|secure, --bark-boot-accel
+                       auto|kvm|tcg; BARK_USER / BARK_PASS are the identity it was built with)
 """
 import os
 import secrets
@@ -33,6 +36,10 @@ def pytest_addoption(parser):
     group.addoption("--bark-url", default=os.environ.get("BARK_URL"), metavar="URL",
                     help="the CDP worker of the conformance `hardware` target (default "
                     "$BARK_URL, else a worker container)")
+    group.addoption("--bark-boot", default=None, metavar="IMAGE",
+                    help="boot this Bark machine image under QEMU as the `hardware` target")
+    group.addoption("--bark-boot-mode", default="bios", choices=("bios", "uefi", "secure"))
+    group.addoption("--bark-boot-accel", default="auto", choices=("auto", "kvm", "tcg"))
 
 
 @pytest.fixture(scope="session")
@@ -72,7 +79,11 @@ def vm_abi1(request):
 def hardware(request):
     url = request.config.getoption("--bark-url")
     with ExitStack() as stack:
-        if url is None:
+        image = request.config.getoption("--bark-boot")
+        if image is not None:
+            url = _boot_machine(stack, request.config, image)
+            target = WorkerUnderTest(url)
+        elif url is None:
             url, user, password = _start_worker(stack, request.config.rootpath)
             target = WorkerUnderTest(url, user, password)
         else:
@@ -82,6 +93,21 @@ def hardware(request):
                 pytest.fail(f"--bark-url: {e}", pytrace=False)
         stack.callback(target.close)
         yield target
+
+
+def _boot_machine(stack: ExitStack, config, image: str) -> str:
+    """The machine booted for the session (powered off at its end): its forwarded URL."""
+    from pathlib import Path
+
+    from maned_machine.boot import BOOT_DEADLINE_S, Machine, accelerator
+    machine = Machine(Path(image), config.getoption("--bark-boot-mode"),
+                      accelerator(config.getoption("--bark-boot-accel")))
+    machine.start()
+    stack.callback(machine.stop)
+    if not machine.wait_for("BOOT-COMPLETE", BOOT_DEADLINE_S):
+        pytest.fail(f"--bark-boot {image}: no BOOT-COMPLETE on the serial console in "
+                    f"{BOOT_DEADLINE_S:g} s (see {machine.serial_log})", pytrace=False)
+    return f"http://127.0.0.1:{machine.port}"
 
 
 def _start_worker(stack: ExitStack, root):

@@ -172,6 +172,11 @@ def _markdown(worker: dict, doc: dict, tables: dict, by_id: dict[str, Case],
              else "No status: none was taken from the worker (`GET /api/status`)")
     lines = [f"# Certification of {display(worker['alias'] or 'a worker')} "
              f"({display(worker['url'])})", ""]
+    if worker.get("machine"):
+        m = worker["machine"]
+        lines += [f"Machine: image `{m['image']}` (sha256 `{m['image_sha256']}`), booted by "
+                  f"{m['boot_mode']} under {m['accelerator']} in {m['boot_s']} s; its serial "
+                  "console is `serial.log`.", ""]
     if doc["partial"]:
         p = doc["partial"]
         lines += [f"**Partial run**: only the {p['run']} cases of `--cases "

@@ -39,7 +39,7 @@ def test_maned_lint_console_script_reports_and_exits_1(tmp_path):
 
 
 @pytest.mark.parametrize("tool", ["maned-run", "maned-lint", "maned-model", "bark-vm",
-                                  "bark-worker"])
+                                  "bark-worker", "maned-machine"])
 def test_version_has_two_lines_starting_with_the_tool(tool):
     p = subprocess.run([_exe(tool), "--version"], capture_output=True, text=True, timeout=60)
     lines = p.stdout.splitlines()
@@ -54,6 +54,7 @@ def test_version_has_two_lines_starting_with_the_tool(tool):
     ("maned-model", ["examples:", "show FILE"]),
     ("bark-vm", ["example:", "environment:", "MANED_BARK_VM"]),
     ("bark-worker", ["examples:", "environment:", "BARK_ALIAS", "BARK_PASS_FILE"]),
+    ("maned-machine", ["examples:", "environment:", "MANED_MACHINE_CACHE", "--pass-file"]),
 ])
 def test_every_command_has_help_with_examples_and_its_environment(tool, says):
     """Issue 15: --help shows how to call the tool and which variables it reads."""
@@ -384,6 +385,8 @@ def _help(*argv: str) -> str:
     ("language.md", "## maned-run", ("maned-run",)),
     ("wire.md", "### bark-vm", ("bark-vm",)),
     ("wire.md", "### bark-worker", ("bark-worker", "serve")),
+    ("machine.md", "## 1. Build the image", ("maned-machine", "build")),
+    ("machine.md", "## 6. Without a laptop: QEMU", ("maned-machine", "boot")),
 ])
 def test_each_commands_doc_section_lists_every_flag_of_its_help(doc, heading, command):
     """Issue 15: the section that documents a command names every flag its --help shows

@@ -1,0 +1,220 @@
+"""Booting a stick image under QEMU as a USB stick (BIOS by SeaBIOS, UEFI by OVMF, with or
+without Secure Boot), the NIC an RTL8139 on user networking with the worker's ports forwarded
+to 127.0.0.1, the serial console captured to a file (and reachable on a socket, for setup
+mode). Every QEMU process is started and stopped by its own pid.
+
+The accelerator: `kvm` or `tcg` as asked; `auto` is KVM only when a 512-byte guest booted
+under KVM prints on its serial port within ACCEL_PROBE_S (a /dev/kvm that cannot run a guest,
+as on these machines, is TCG), else TCG."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+QEMU = "qemu-system-x86_64"
+OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
+OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
+OVMF_SECURE_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.secboot.fd")
+OVMF_SECURE_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.ms.fd")  # Microsoft's keys enrolled
+MODES = ("bios", "uefi", "secure")
+MEMORY_MIB = 1536  # the system unpacks into RAM (about 250 MB) beside its archive
+ACCEL_PROBE_S = 10
+BOOT_DEADLINE_S = 900.0  # to BOOT-COMPLETE under emulation (TCG) on a loaded machine
+STOP_S = 10
+# mov dx,0x3f8; mov al,'O'; out dx,al; mov al,'K'; out dx,al; cli; hlt; jmp $-2
+PROBE_SECTOR = bytes.fromhex("baf803b04feeb04beefaf4ebfd").ljust(510, b"\0") + b"\x55\xaa"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("image", metavar="IMAGE")
+    p.add_argument("--uefi", action="store_true", help="boot by UEFI (OVMF), not BIOS")
+    p.add_argument("--secure-boot", action="store_true", help="UEFI with Secure Boot on "
+                   "(Microsoft's keys enrolled: Debian's signed shim boots)")
+    p.add_argument("--port", type=int, default=4780, help="127.0.0.1 port forwarded to the "
+                   "worker's 4780 (default 4780)")
+    p.add_argument("--discovery-port", type=int, default=0, help="127.0.0.1 UDP port "
+                   "forwarded to discovery's 4781 (default none)")
+    p.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto")
+    p.add_argument("--serial", metavar="FILE", help="write the serial console here instead "
+                   "of this terminal")
+    p.add_argument("--memory", type=int, default=MEMORY_MIB, metavar="MIB")
+
+
+def kvm_runs() -> bool:
+    """Whether KVM really runs a guest here: a 512-byte guest prints OK on its serial port."""
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK) or shutil.which(QEMU) is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="bark-kvm-") as tmp:
+        disk = Path(tmp) / "probe.img"
+        disk.write_bytes(PROBE_SECTOR)
+        try:
+            p = subprocess.run([QEMU, "-accel", "kvm", "-cpu", "host", "-m", "16", "-display",
+                                "none", "-serial", "stdio", "-monitor", "none", "-no-reboot",
+                                "-drive", f"format=raw,file={disk}"], capture_output=True,
+                               timeout=ACCEL_PROBE_S)
+            out = p.stdout
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout or b""
+    return b"OK" in out
+
+
+def accelerator(asked: str) -> str:
+    if asked != "auto":
+        return asked
+    return "kvm" if kvm_runs() else "tcg"
+
+
+@dataclass
+class Machine:
+    """One booted image: `start()`, then `serial_text()`, `wait_for(line)`, `type(text)`,
+    `stop()` (or `kill()`, a power cut)."""
+    image: Path
+    mode: str = "bios"
+    accel: str = "tcg"
+    port: int = 0  # 0: a free port is picked
+    discovery_port: int = 0
+    memory_mib: int = MEMORY_MIB
+    nic: list[str] | None = None  # QEMU -nic arguments instead of user networking
+    prefix: list[str] = field(default_factory=list)  # e.g. `ip netns exec NS`, which execs
+    folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bark-qemu-")))
+    proc: subprocess.Popen | None = None
+
+    @property
+    def serial_log(self) -> Path:
+        return self.folder / "serial.log"
+
+    @property
+    def serial_socket(self) -> Path:
+        return self.folder / "serial.sock"
+
+    def command(self) -> list[str]:
+        if self.mode not in MODES:
+            raise ValueError(f"boot mode {self.mode!r}: choose among {', '.join(MODES)}")
+        cmd = [QEMU, "-accel", self.accel, "-m", str(self.memory_mib), "-smp", "2",
+               "-display", "none", "-monitor", "none", "-no-user-config", "-nodefaults",
+               "-chardev", f"socket,id=ser0,path={self.serial_socket},server=on,wait=off,"
+               f"logfile={self.serial_log}", "-serial", "chardev:ser0",
+               "-drive", f"if=none,id=stick,format=raw,file={self.image}",
+               "-device", "qemu-xhci,id=xhci", "-device",
+               "usb-storage,bus=xhci.0,drive=stick,removable=on,bootindex=0",
+               "-device", "usb-kbd,bus=xhci.0"]
+        if self.accel == "kvm":
+            cmd += ["-cpu", "host"]
+        if self.mode == "bios":
+            cmd += ["-machine", "pc"]
+        else:
+            secure = self.mode == "secure"
+            vars_copy = self.folder / "OVMF_VARS.fd"
+            if not vars_copy.exists():
+                shutil.copyfile(OVMF_SECURE_VARS if secure else OVMF_VARS, vars_copy)
+            code = OVMF_SECURE_CODE if secure else OVMF_CODE
+            cmd += ["-machine", "q35,smm=on" if secure else "q35",
+                    "-drive", f"if=pflash,format=raw,readonly=on,file={code}",
+                    "-drive", f"if=pflash,format=raw,file={vars_copy}"]
+            if secure:
+                cmd += ["-global", "driver=cfi.pflash01,property=secure,value=on"]
+        if self.nic is not None:
+            cmd += self.nic
+        else:
+            fwd = f"hostfwd=tcp:127.0.0.1:{self.port}-:4780"
+            if self.discovery_port:
+                fwd += f",hostfwd=udp:127.0.0.1:{self.discovery_port}-:4781"
+            cmd += ["-nic", f"user,model=rtl8139,{fwd}"]
+        return cmd
+
+    def start(self) -> "Machine":
+        if self.nic is None and not self.port:
+            self.port = free_port()
+        self.serial_log.unlink(missing_ok=True)
+        self.proc = subprocess.Popen(self.prefix + self.command(), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=open(self.folder / "qemu.err", "wb"))
+        return self
+
+    def serial_text(self) -> str:
+        try:
+            return self.serial_log.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def wait_for(self, text: str, deadline_s: float, after: int = 0) -> bool:
+        """Whether `text` shows on the serial console (past offset `after`) in time."""
+        give_up = time.monotonic() + deadline_s
+        while time.monotonic() < give_up:
+            if text in self.serial_text()[after:]:
+                return True
+            if not self.running():
+                return text in self.serial_text()[after:]
+            time.sleep(0.5)
+        return False
+
+    def type(self, text: str) -> None:
+        """Send `text` to the serial console, as typed on it."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.connect(str(self.serial_socket))
+            s.sendall(text.encode())
+            time.sleep(0.2)  # let QEMU take it before the connection closes
+
+    def stop(self) -> int | None:
+        """Power off: SIGTERM to QEMU's pid, then SIGKILL past STOP_S; its exit code."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        """A power cut: SIGKILL, nothing flushed."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def __enter__(self) -> "Machine":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main(args) -> int:
+    """`maned-machine boot`: the machine in the foreground until Ctrl-C or power-off."""
+    mode = "secure" if args.secure_boot else "uefi" if args.uefi else "bios"
+    accel = accelerator(args.accel)
+    m = Machine(Path(args.image), mode, accel, args.port, args.discovery_port, args.memory)
+    m.start()
+    print(f"maned-machine: booting {args.image} ({mode}, {accel}); worker on "
+          f"http://127.0.0.1:{m.port}, serial console below (Ctrl-C powers off)", flush=True)
+    shown = 0
+    out = open(args.serial, "a") if args.serial else sys.stdout
+    try:
+        while m.running():
+            text = m.serial_text()
+            out.write(text[shown:])
+            out.flush()
+            shown = len(text)
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        m.stop()
+    return 0

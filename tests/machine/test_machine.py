@@ -1,0 +1,169 @@
+"""The Bark machine booted under QEMU (issue 25): certified on a BIOS and a UEFI boot with the
+container's signature, its boot log lines and faceplate on the serial console, a power cut
+mid-job followed by a reboot that serves again, and setup mode answered on the serial
+console. Every wait is an event on the serial console or the worker's answer; the guards
+(maned_machine.boot.BOOT_DEADLINE_S) only stop a broken boot from hanging the suite."""
+import json
+import re
+from pathlib import Path
+import threading
+import time
+
+import pytest
+
+from bark_vm.container import docker_client, worker_container, worker_image, worker_process
+from maned_conformance import certify
+from maned_machine import image as stick
+from maned_machine.boot import BOOT_DEADLINE_S as BOOT_S, Machine, accelerator
+
+from machine_identity import ALIAS, USER
+
+pytestmark = pytest.mark.machine
+
+BOOT_LINES = ("DHCP: PASS", "HTTP-LISTEN: PASS", "DISCOVERY-LISTEN: PASS", "BOOT-COMPLETE")
+
+
+@pytest.fixture(scope="session")
+def accel() -> str:
+    return accelerator("auto")
+
+
+@pytest.fixture(scope="session")
+def container_signature(tmp_path_factory, password) -> str:
+    """The signature of the same certification of the worker in its container (a worker
+    process where Docker is absent: the signature is the integers', not the transport's)."""
+    out = tmp_path_factory.mktemp("container")
+    client = docker_client()
+    root = Path(__file__).resolve().parents[2]  # the project, whose Dockerfile builds it
+    ctx = (worker_container(client, worker_image(client, root), "ref", USER, password)
+           if client else worker_process("ref", USER, password))
+    with ctx as w, pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BARK_USER", USER)
+        mp.setenv("BARK_PASS", password)
+        assert certify.main([f"http://{w.host}:{w.port}", "--out", str(out)]) == 0
+    return (out / "signature.txt").read_text().strip()
+
+
+def in_order(text: str, lines) -> bool:
+    at = 0
+    for line in lines:
+        at = text.find(line, at)
+        if at < 0:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("mode", ["bios", "uefi"])
+def test_a_booted_machine_is_certified_with_the_containers_signature(
+        mode, stick_copy, password, accel, container_signature, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BARK_USER", USER)
+    monkeypatch.setenv("BARK_PASS", password)
+    image = stick_copy(ALIAS, USER, password)
+    out = tmp_path / "report"
+    argv = ["--boot", str(image), "--out", str(out), "--accel", accel,
+            "--boot-timeout", str(BOOT_S)] + (["--uefi"] if mode == "uefi" else [])
+    assert certify.main(argv) == 0, capsys.readouterr()
+    report = json.loads((out / "report.json").read_text())
+    assert report["certified"] and report["signature"] == container_signature
+    assert report["worker"]["alias"] == ALIAS
+    machine = report["worker"]["machine"]
+    assert (machine["boot_mode"], machine["accelerator"]) == (mode, accel)
+    assert machine["image_sha256"] == certify.file_digest(image)
+    serial = (out / "serial.log").read_text(errors="replace")
+    assert in_order(serial, BOOT_LINES), serial[-3000:]
+    assert f"IDENTITY: PASS (alias {ALIAS}, user {USER})" in serial
+    assert re.search(rf"alias +{ALIAS}", serial) and "OPERATIONS" in serial  # the faceplate
+    assert password not in serial
+    assert "Machine: image" in (out / "summary.md").read_text()
+
+
+def _http(port: int, method: str, path: str, body: bytes | None = None,
+          token: str | None = None) -> tuple[int, dict]:
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    headers = {"X-Maned-Proto": "1"}
+    if token:
+        headers["X-Maned-Token"] = token
+    conn.request(method, path, body=body, headers=headers)
+    r = conn.getresponse()
+    data = r.read()
+    conn.close()
+    try:
+        return r.status, json.loads(data)
+    except ValueError:
+        return r.status, {}
+
+
+def test_a_power_cut_mid_job_then_a_reboot_serves_again(stick_copy, password, accel):
+    """A wrong password is refused; a job is running when the power goes (SIGKILL to QEMU,
+    nothing flushed); the same stick boots again and serves, its answer exact."""
+    from maned import DeviceOverride, run
+    from maned.cli.mnpk_gen import build_fixture
+    from maned.io.cli_values import parse_value
+    from maned.pipeline.compile import compile_script
+
+    image = stick_copy(ALIAS, USER, password)
+    m = Machine(image, "bios", accel).start()
+    try:
+        assert m.wait_for("BOOT-COMPLETE", BOOT_S), m.serial_text()[-3000:]
+        assert _http(m.port, "POST", "/api/auth", json.dumps(
+            {"username": USER, "password": password + "x"}).encode())[0] == 401
+        status, answer = _http(m.port, "POST", "/api/auth", json.dumps(
+            {"username": USER, "password": password}).encode())
+        assert status == 200
+        checked = compile_script(HEAVY)
+        _, mnpk, _, _, _ = build_fixture(checked.program, checked.graphs["heavy"],
+                                         [parse_value(SQUARE)], 2)
+        status, submitted = _http(m.port, "POST", "/api/execute?mode=async", mnpk,
+                                  answer["token"])
+        assert status == 202
+        assert _http(m.port, "GET", "/api/status")[1]["jobs_running"] == 1
+        m.kill()  # the power cut, mid-job
+    finally:
+        m.stop()
+    again = Machine(image, "bios", accel).start()
+    try:
+        assert again.wait_for("BOOT-COMPLETE", BOOT_S), again.serial_text()[-3000:]
+        assert _http(again.port, "GET", "/api/status")[1]["jobs_running"] == 0
+        report = run(source=LIGHT, device=DeviceOverride(f"http://127.0.0.1:{again.port}",
+                                                         USER, password), verify=True)
+        assert report.exit_code == 0 and report.verify.status == "PASS"
+    finally:
+        again.stop()
+
+
+N = 96  # a matmul chain long enough to be running when the power goes, under emulation
+SQUARE = f"{N}x{N}:" + ",".join(str(i % 7 - 3) for i in range(N * N))
+HEAVY = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+         "calc::lambda_flow heavy(x) {\n" + "".join(
+             f"    {'x' if i == 0 else f'p{i - 1}'} x matmul p{i} =\n" for i in range(40))
+         + "} return p39;\n")
+LIGHT = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+         "in::x = [[1,2],[3,4]];\ncalc::lambda_flow f(x) {\n    x x matmul y =\n} return y;\n")
+
+
+def test_setup_mode_asks_on_the_serial_console_and_keeps_the_answer(stick_copy, accel):
+    """A stick without identity asks alias, user and the password twice; the password is
+    never echoed nor logged; the answer is kept in bark.conf and the worker serves with it."""
+    image = stick_copy()
+    secret = "typed-" + str(time.monotonic_ns())
+    m = Machine(image, "bios", accel).start()
+    try:
+        seen = 0  # each prompt is looked for after the previous one
+        for prompt, answer in (("alias: ", "bark-setup"), ("user: ", "owner"),
+                               ("password: ", secret), ("password again: ", secret)):
+            assert m.wait_for(prompt, BOOT_S, after=seen), m.serial_text()[-3000:]
+            seen = m.serial_text().index(prompt, seen) + len(prompt)
+            m.type(answer + "\r")
+        assert m.wait_for("BOOT-COMPLETE", BOOT_S), m.serial_text()[-3000:]
+        status = _http(m.port, "GET", "/api/status")[1]
+        assert status["alias"] == "bark-setup"
+        assert _http(m.port, "POST", "/api/auth", json.dumps(
+            {"username": "owner", "password": secret}).encode())[0] == 200
+        assert "IDENTITY: PASS (alias bark-setup, user owner)" in m.serial_text()
+        assert secret not in m.serial_text()
+    finally:
+        m.stop()
+    kept = stick.read_conf(image)
+    assert "alias = bark-setup" in kept and "user = owner" in kept
+    assert f"password = {secret}" in kept

@@ -1,0 +1,152 @@
+"""The Bark machine's parts that need no QEMU (issue 25): the initramfs archive read back by
+the newc rules, the boot sector's fields where GRUB reads them, bark.conf's grammar and the
+identity rules (never quoting a password), the build's refusals, and QEMU's command line.
+Booting the image is tests/machine/'s."""
+import io
+import os
+import struct
+from pathlib import Path
+
+import pytest
+from hypothesis import given, strategies as st
+
+from maned_machine import bootsector, cli, cpio, packages
+from maned_machine.boot import Machine, PROBE_SECTOR
+from maned_machine.guest.identity import parse, problem, template
+
+
+def read_newc(data: bytes) -> dict[str, tuple[int, bytes]]:
+    """name -> (mode, data) of a newc archive, by its rules (a reader of our own)."""
+    entries, at = {}, 0
+    while True:
+        assert data[at:at + 6] == b"070701"
+        fields = [int(data[at + 6 + 8 * i: at + 14 + 8 * i], 16) for i in range(13)]
+        mode, size, namesize = fields[1], fields[6], fields[11]
+        name_at = at + 110
+        name = data[name_at:name_at + namesize - 1].decode()
+        body_at = name_at + namesize + (-(110 + namesize) % 4)
+        if name == cpio.TRAILER:
+            return entries
+        entries[name] = (mode, data[body_at:body_at + size])
+        at = body_at + size + (-size % 4)
+
+
+def test_the_archive_holds_every_file_link_and_folder_parents_first(tmp_path):
+    root = tmp_path / "tree"
+    (root / "usr/bin").mkdir(parents=True)
+    (root / "usr/bin/python3").write_bytes(b"\x7fELF" + bytes(range(256)))
+    (root / "etc").mkdir()
+    (root / "etc/hostname").write_text("bark\n")
+    (root / "bin").symlink_to("usr/bin")
+    (root / "init").symlink_to("/sbin/init")
+    (root / "empty").write_bytes(b"")
+    out = io.BytesIO()
+    count = cpio.write(str(root), out)
+    got = read_newc(out.getvalue())
+    assert count == len(got) == 8  # usr, usr/bin, etc: folders are entries too
+    assert got["usr/bin/python3"][1] == b"\x7fELF" + bytes(range(256))
+    assert got["etc/hostname"][1] == b"bark\n" and got["empty"][1] == b""
+    assert got["bin"][1] == b"usr/bin" and got["init"][1] == b"/sbin/init"
+    names = list(got)
+    assert names.index("usr") < names.index("usr/bin") < names.index("usr/bin/python3")
+    out2 = io.BytesIO()
+    cpio.write(str(root), out2)
+    assert out2.getvalue() == out.getvalue()  # the same tree, the same bytes
+
+
+def test_the_boot_sector_points_grub_at_core_img_and_keeps_one_partition():
+    boot_img = bytes(range(256)) * 2
+    entry = bootsector.partition_entry(2048, 522240)
+    mbr = bootsector.mbr(boot_img, entry)
+    assert len(mbr) == 512 and mbr[510:] == b"\x55\xaa"
+    assert struct.unpack_from("<Q", mbr, bootsector.KERNEL_SECTOR)[0] == 1
+    assert mbr[bootsector.DRIVE_CHECK:bootsector.DRIVE_CHECK + 2] == b"\x90\x90"
+    flag, kind, start, sectors = struct.unpack_from("<B3xB3xII", mbr, bootsector.PART_TABLE)
+    assert (flag, kind, start, sectors) == (0x80, 0x0C, 2048, 522240)
+    assert mbr[bootsector.PART_TABLE + 16:510] == bytes(48)  # the other three entries empty
+    untouched = list(range(0, bootsector.KERNEL_SECTOR)) + list(range(0x70, 0x1B8))
+    assert all(mbr[i] == boot_img[i] for i in untouched)
+
+
+def test_core_img_names_the_sectors_after_its_first():
+    core = bytearray(1300)
+    struct.pack_into("<QHH", core, bootsector.BLOCKLIST, 99, 99, 0x820)
+    out = bootsector.core(bytes(core), 2047)
+    assert len(out) == 1536  # padded to whole sectors
+    assert struct.unpack_from("<QHH", out, bootsector.BLOCKLIST) == (2, 2, 0x820)
+    with pytest.raises(ValueError, match="the gap before the partition has 2"):
+        bootsector.core(bytes(core), 2)
+
+
+def test_bark_conf_reads_as_a_user_may_write_it():
+    text = "\ufeff# mine\r\nalias = lab-3\r\n\r\nuser=me\r\npassword =  a b c \r\nother = x\r\n"
+    assert parse(text) == {"alias": "lab-3", "user": "me", "password": "a b c"}
+    assert parse(template("a", "u", "p")) == {"alias": "a", "user": "u", "password": "p"}
+    assert problem(parse(template())) == "incomplete: alias, user, password"
+
+
+@pytest.mark.parametrize("identity, why", [
+    ({"alias": "3lab", "user": "me", "password": "p"}, "is not one a script can name"),
+    ({"alias": "lab", "user": "m e", "password": "p"}, "without spaces"),
+    ({"alias": "lab", "user": "me", "password": "é" * 700}, "too long for a login"),
+    ({"alias": "lab", "user": "me"}, "incomplete: password"),
+])
+def test_an_identity_that_cannot_run_a_worker_says_why(identity, why):
+    assert why in problem(identity)
+
+
+@given(st.text(min_size=1, max_size=60))
+def test_no_identity_problem_quotes_the_password(password):
+    for alias in ("lab", "3x", ""):
+        why = problem({"alias": alias, "user": "me", "password": "Zq" + password}) or ""
+        assert "Zq" + password not in why
+
+
+def test_a_build_refuses_a_partial_identity_and_reads_the_password_from_a_file(tmp_path,
+                                                                               capsys):
+    assert cli.main(["build", "--out", str(tmp_path / "x.img"), "--alias", "lab"]) == 2
+    assert "go together" in capsys.readouterr().err
+    pw = tmp_path / "pw"
+    pw.write_bytes(b"\xef\xbb\xbfsecret-1\r\nsecond line\n")
+
+    class Args:
+        alias, user, pass_file = "lab-3", "me", str(pw)
+    assert parse(cli.bark_conf(Args)) == {"alias": "lab-3", "user": "me",
+                                          "password": "secret-1"}
+    Args.alias = "3lab"
+    with pytest.raises(ValueError, match="not one a script can name"):
+        cli.bark_conf(Args)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="checks the refusal a non-root user gets")
+def test_a_build_without_root_is_refused(tmp_path, capsys):
+    assert cli.main(["build", "--out", str(tmp_path / "x.img")]) == 2
+    assert "needs root" in capsys.readouterr().err
+
+
+def test_the_package_layer_key_follows_the_package_list(monkeypatch):
+    key = packages.layer_key()
+    monkeypatch.setattr(packages, "PACKAGES", packages.PACKAGES + ("htop",))
+    assert packages.layer_key() != key
+    monkeypatch.undo()
+    assert packages.layer_key() == key
+
+
+@pytest.mark.parametrize("mode, present, absent", [
+    ("bios", ["-machine", "pc"], ["if=pflash"]),
+    ("uefi", ["-machine", "q35"], ["secure,value=on"]),
+    ("secure", ["-machine", "q35,smm=on"], []),
+])
+def test_qemu_boots_the_image_as_a_usb_stick_with_an_rtl8139(tmp_path, mode, present, absent):
+    m = Machine(Path("stick.img"), mode, "tcg", port=4999, folder=tmp_path)
+    cmd = " ".join(m.command())
+    assert "usb-storage,bus=xhci.0,drive=stick,removable=on,bootindex=0" in cmd
+    assert "user,model=rtl8139,hostfwd=tcp:127.0.0.1:4999-:4780" in cmd
+    assert " ".join(present) in cmd and not any(a in cmd for a in absent)
+    if mode == "secure":
+        assert "OVMF_CODE_4M.secboot.fd" in cmd and "property=secure,value=on" in cmd
+
+
+def test_the_kvm_probe_is_a_boot_sector_that_prints_ok():
+    assert len(PROBE_SECTOR) == 512 and PROBE_SECTOR.endswith(b"\x55\xaa")
+    assert PROBE_SECTOR[:3] == b"\xba\xf8\x03"  # mov dx, 0x3f8: the first serial port
