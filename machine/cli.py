@@ -18,6 +18,7 @@ from pathlib import Path
 from bark_vm.version import version_text
 
 from . import image, overlay, rootfs
+from .steps import BuildError
 from .guest.identity import problem, template
 
 PROG = "maned-machine"
@@ -68,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             return build(args)
         from .boot import main as boot_main
         return boot_main(args)
-    except rootfs.BuildError as e:
+    except BuildError as e:
         return fail(str(e), "ERUN")
     except KeyboardInterrupt:
         sys.stderr.write(f"notice: {PROG} interrupted (SIGINT)\n")

@@ -4,14 +4,13 @@ for BIOS (boot.img in the MBR, core.img in the gap before the partition) and for
 (the cached system and this build's overlay) and bark.conf. Made with mkfs.fat and mtools
 into a plain file: no loop device, no mount."""
 import hashlib
-import os
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import bootsector
-from .rootfs import BuildError
+from .steps import BuildError, run
 
 IMAGE_MIB = 256
 PART_START = 2048  # sectors: the partition starts at 1 MiB, the gap holds core.img
@@ -64,18 +63,18 @@ def write(parts: Parts, out: Path) -> str:
     sectors = IMAGE_MIB * 2048 - PART_START
     with tempfile.TemporaryDirectory(prefix="bark-image-") as tmp:
         fat = Path(tmp) / "part.img"
-        _run(["mkfs.fat", "-F", "32", "-n", LABEL, "-h", str(PART_START), "-C", str(fat),
+        run(["mkfs.fat", "-F", "32", "-n", LABEL, "-h", str(PART_START), "-C", str(fat),
               str(sectors // 2)], "mkfs.fat")
         files = _files(parts, Path(tmp))
         folders = {str(p) for d in files for p in Path(d).parents} - {"."}
         for folder in sorted(folders, key=lambda f: (f.count("/"), f)):
-            _run(["mmd", "-D", "s", "-i", str(fat), f"::{folder}"], "mmd")
+            run(["mmd", "-D", "s", "-i", str(fat), f"::{folder}"], "mmd")
         for dest, src in files.items():
-            _run(["mcopy", "-D", "o", "-i", str(fat), str(src), f"::{dest}"], "mcopy")
+            run(["mcopy", "-D", "o", "-i", str(fat), str(src), f"::{dest}"], "mcopy")
         core = Path(tmp) / "core.img"
         early = Path(tmp) / "early.cfg"
         early.write_text(EARLY_CFG)
-        _run(["grub-mkimage", "-O", "i386-pc", "-o", str(core), "-c", str(early), "-p",
+        run(["grub-mkimage", "-O", "i386-pc", "-o", str(core), "-c", str(early), "-p",
               "/boot/grub", *CORE_MODULES], "grub-mkimage")
         head = bootsector.mbr((GRUB_PC / "boot.img").read_bytes(),
                               bootsector.partition_entry(PART_START, sectors))
@@ -100,7 +99,7 @@ def write_conf(image: Path, text: str) -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".conf") as f:
         f.write(text)
         f.flush()
-        _run(["mcopy", "-D", "o", "-i", f"{image}@@{PART_START * 512}", f.name, "::bark.conf"],
+        run(["mcopy", "-D", "o", "-i", f"{image}@@{PART_START * 512}", f.name, "::bark.conf"],
              "mcopy")
 
 
@@ -125,9 +124,3 @@ def _files(parts: Parts, tmp: Path) -> dict[str, Path]:
             "EFI/BOOT/mmx64.efi": SHIM / "mmx64.efi.signed",
             "EFI/BOOT/grubx64.efi": GRUB_EFI, "EFI/debian/grub.cfg": cfg,
             "bark.conf": conf}
-
-
-def _run(argv: list[str], what: str) -> None:
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        raise BuildError(f"{what} failed (exit {p.returncode}): {p.stdout.strip()[-300:]}")

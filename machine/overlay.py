@@ -13,6 +13,7 @@ from pathlib import Path
 from bark_vm.version import __version__
 
 from . import rootfs
+from .steps import BuildError
 
 SITE = "usr/lib/python3/dist-packages"
 UNITS = Path(__file__).parent / "guest" / "units"
@@ -22,7 +23,7 @@ PACKAGES = ("bark_vm", "maned_machine")
 def build(out: Path, record: dict) -> None:
     """Write the overlay archive to `out`."""
     if sys.version_info[:2] != (3, 11):
-        raise rootfs.BuildError("the guest runs Debian's Python 3.11: build with Python 3.11 "
+        raise BuildError("the guest runs Debian's Python 3.11: build with Python 3.11 "
                                 "so the byte-compiled files match it")
     with tempfile.TemporaryDirectory(prefix="bark-overlay-") as tmp:
         tree = Path(tmp)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from . import cpio
 from .packages import MIRROR, PACKAGES, SUITE, layer_key
+from .steps import BuildError, run
 
 # What the package layer leaves out: the machine runs from RAM, so every byte costs.
 TRIMMED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale",
@@ -25,7 +26,7 @@ TRIMMED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale
            "var/cache/debconf", "var/log", "boot")
 # Kernel modules kept, with everything they depend on (modules.dep): the wired NICs a laptop
 # or QEMU has (RTL8139 first), USB (a CDC-ECM adapter, the stick, a keyboard), the stick's
-# FAT, virtio.
+# FAT, virtio; efivarfs, where the faceplate reads whether Secure Boot is on.
 MODULES = ("kernel/drivers/net/ethernet/realtek/*", "kernel/drivers/net/ethernet/intel/e1000/*",
            "kernel/drivers/net/ethernet/intel/e1000e/*", "kernel/drivers/net/virtio_net.ko",
            "kernel/drivers/net/usb/*", "kernel/drivers/usb/host/*",
@@ -33,7 +34,8 @@ MODULES = ("kernel/drivers/net/ethernet/realtek/*", "kernel/drivers/net/ethernet
            "kernel/drivers/hid/hid-generic.ko", "kernel/drivers/virtio/*",
            "kernel/drivers/block/virtio_blk.ko", "kernel/drivers/scsi/sd_mod.ko",
            "kernel/drivers/scsi/virtio_scsi.ko", "kernel/drivers/ata/ahci.ko",
-           "kernel/drivers/ata/ata_piix.ko", "kernel/fs/fat/*", "kernel/fs/nls/*")
+           "kernel/drivers/ata/ata_piix.ko", "kernel/fs/fat/*", "kernel/fs/nls/*",
+           "kernel/fs/efivarfs/*")
 MASKED = ("getty@.service", "serial-getty@.service", "console-getty.service",
           "systemd-networkd-wait-online.service", "apt-daily.timer",
           "apt-daily-upgrade.timer", "e2scrub_all.timer", "fstrim.timer",
@@ -48,10 +50,6 @@ LinkLocalAddressing=no
 IPv6AcceptRA=no
 """
 JOURNAL = "[Journal]\nStorage=volatile\nForwardToConsole=no\nForwardToWall=no\n"
-
-
-class BuildError(Exception):
-    """A build step that failed: one line saying which and why."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +86,7 @@ def layer(say=print) -> Layer:
     work.mkdir(parents=True)
     tree = work / "tree"
     say(f"package layer {layer_key()}: debootstrap {SUITE} ({len(PACKAGES)} packages)")
-    _run(["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE,
+    run(["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE,
           str(tree), MIRROR], "debootstrap")
     _set_up(tree)
     shutil.copyfile(_kernel_of(tree), work / "vmlinuz")
@@ -113,13 +111,6 @@ def pack(tree: Path, out: Path, level: int = 15) -> None:
             z.stdin.close()
             if z.wait() != 0:
                 raise BuildError(f"zstd failed packing {tree}")
-
-
-def _run(argv: list[str], what: str) -> None:
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if p.returncode != 0:
-        tail = " | ".join(p.stdout.strip().splitlines()[-3:])
-        raise BuildError(f"{what} failed (exit {p.returncode}): {tail[-400:]}")
 
 
 def _kernel_of(tree: Path) -> Path:
@@ -165,9 +156,8 @@ def _trim(tree: Path) -> None:
             shutil.rmtree(path)
             if rel in ("var/log", "boot"):
                 path.mkdir()
-    for cache in tree.rglob("__pycache__"):
-        if "numpy/tests" in str(cache):
-            shutil.rmtree(cache, ignore_errors=True)
+    for tests in (tree / "usr/lib/python3/dist-packages/numpy").glob("*/tests"):
+        shutil.rmtree(tests)  # numpy's own test suites (numpy.testing stays)
     _trim_modules(tree)
 
 
@@ -189,4 +179,4 @@ def _trim_modules(tree: Path) -> None:
         for mod in deps:
             if mod not in keep:
                 (base / mod).unlink(missing_ok=True)
-        _run(["chroot", str(tree), "depmod", "-a", version], "depmod")
+        run(["chroot", str(tree), "depmod", "-a", version], "depmod")

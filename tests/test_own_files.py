@@ -11,7 +11,6 @@ import sys
 import pytest
 
 from maned.cli import model as model_cli
-from maned.cli import run as run_cli
 
 from conftest import run_tool
 from fuzzing import deadline

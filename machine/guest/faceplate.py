@@ -3,7 +3,8 @@
 probe on UDP 4781) and `BOOT-COMPLETE`, then the status faceplate: IDENTITY (alias, user,
 IP, READY or SERVING (n)), RESOURCES (memory), NODE (CPU model and count), OPERATIONS.
 The screen's faceplate is redrawn every second; the serial console gets it again only when
-what it says changes (so a capture stays readable)."""
+its identity, address or node change, not with every job (so a capture stays readable)."""
+import glob
 import json
 import os
 import socket
@@ -69,6 +70,19 @@ def memory() -> str:
     return f"{used * 100 // info['MemTotal']}% of {info['MemTotal'] // 1024} MiB"
 
 
+def firmware() -> str:
+    """How the machine booted: BIOS, or UEFI with Secure Boot on or off (its EFI variable)."""
+    if not os.path.isdir("/sys/firmware/efi"):
+        return "BIOS"
+    found = glob.glob("/sys/firmware/efi/efivars/SecureBoot-*")
+    try:
+        with open(found[0], "rb") as f:
+            on = f.read()[-1:] == b"\x01"
+    except (IndexError, OSError):
+        on = False
+    return f"UEFI, Secure Boot {'on' if on else 'off'}"
+
+
 def lines(s: dict, ip: str) -> list[str]:
     running = s.get("jobs_running", 0)
     state = f"SERVING ({running})" if running else "READY"
@@ -76,7 +90,7 @@ def lines(s: dict, ip: str) -> list[str]:
             "IDENTITY", f"  alias   {s.get('alias', '?')}", f"  user    {_user()}",
             f"  ip      {ip}", f"  status  {state}", "",
             "RESOURCES", f"  memory  {memory()}", "",
-            "NODE", f"  cpu     {node()}", "",
+            "NODE", f"  cpu     {node()}", f"  boot    {firmware()}", "",
             "OPERATIONS", f"  {len(s.get('ops', []))} ops: {' '.join(s.get('ops', []))}", "",
             f"{DEFAULT_PORT} · {DISCOVERY_PORT}"]
 
@@ -103,7 +117,7 @@ def main() -> int:
         face = lines(s, found[0][1] if found else "none")
         if screens:
             say(HOME_CLEAR + "\n".join(face), screens)
-        key = [ln for ln in face if not ln.startswith("  memory")]
+        key = [ln for ln in face if not ln.startswith(("  memory", "  status"))]
         if serials and key != last_serial:
             say("\n".join(face), serials)
             last_serial = key

@@ -1,10 +1,10 @@
-"""Two Bark machines on one private network (issue 25): tap devices on a bridge inside a
-network namespace this test makes, with a DHCP server on the bridge and never any outside
-address. The coordinator, in the same namespace, finds both by broadcast and by --probe
-(`maned-run devices`) and runs DESIGN §6's sweep over them as a pool with --verify."""
+"""Bark machines on a private network (issue 25): tap devices on a bridge inside a network
+namespace the test makes (conftest.private_network), never any outside address. Two
+machines with a DHCP server on the bridge are found by broadcast and by --probe (`maned-run
+devices`) from a coordinator in the same namespace, and run DESIGN §6's sweep as a pool with
+--verify; one machine without DHCP falls back to its documented address."""
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -12,11 +12,10 @@ import pytest
 
 from maned_machine.boot import BOOT_DEADLINE_S, Machine, accelerator
 
-from machine_identity import USER
+from machine_constants import SUBNET, USER
 
 pytestmark = pytest.mark.machine
 
-SUBNET = "10.77.0"
 SWEEP = """mnd::quantmax=100;
 mnd::quantmin=-100;
 mnd::quantres=2;
@@ -34,45 +33,9 @@ calc::ml::linear_regression fit(X, y) @device(fleet) {
 """.replace("USER", USER)
 
 
-def _ip(*argv: str) -> None:
-    subprocess.run(["ip", *argv], check=True, capture_output=True)
-
-
-@pytest.fixture
-def private_network(tmp_path):
-    """A namespace with a bridge (10.77.0.1/24, the default route), two taps on it and
-    dnsmasq answering DHCP on it; removed, dnsmasq and all, at the end."""
-    if shutil.which("dnsmasq") is None:
-        pytest.fail("dnsmasq is not installed (apt-get install dnsmasq-base; .ci/machine-setup)")
-    ns = f"bark-test-{os.getpid()}"
-    _ip("netns", "add", ns)
-    dhcp = None
-    try:
-        inside = ["ip", "netns", "exec", ns]
-        for argv in (["link", "set", "lo", "up"], ["link", "add", "br0", "type", "bridge"],
-                     ["addr", "add", f"{SUBNET}.1/24", "dev", "br0"],
-                     ["link", "set", "br0", "up"], ["route", "add", "default", "dev", "br0"]):
-            _ip("-n", ns, *argv)
-        for tap in ("tap0", "tap1"):
-            _ip("-n", ns, "tuntap", "add", "dev", tap, "mode", "tap")
-            _ip("-n", ns, "link", "set", tap, "master", "br0")
-            _ip("-n", ns, "link", "set", tap, "up")
-        dhcp = subprocess.Popen(inside + [
-            "dnsmasq", "--no-daemon", "--conf-file=/dev/null", "--user=root", "--interface=br0",
-            "--bind-interfaces", "--port=0", f"--dhcp-range={SUBNET}.10,{SUBNET}.99,1h",
-            f"--dhcp-leasefile={tmp_path / 'leases'}"], stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL)
-        yield ns
-    finally:
-        if dhcp is not None:
-            dhcp.terminate()
-            dhcp.wait()
-        _ip("netns", "del", ns)
-
-
 def test_two_machines_are_found_and_run_the_sweep_with_verify(private_network, stick_copy,
                                                               password):
-    ns = private_network
+    ns = private_network(dhcp=True)
     accel = accelerator("auto")
     machines = []
     try:
@@ -107,3 +70,28 @@ def test_two_machines_are_found_and_run_the_sweep_with_verify(private_network, s
     finally:
         for m in machines:
             m.stop()
+
+
+def test_without_dhcp_the_machine_falls_back_to_its_documented_address(private_network,
+                                                                       stick_copy, password):
+    """No DHCP server on its network: after the DHCP wait the console says FALLBACK, the
+    worker serves on 169.254.47.80 all the same, and a coordinator on that link reaches it."""
+    from maned_machine.guest.network import FALLBACK_ADDRESS
+    ns = private_network(dhcp=False)
+    image = stick_copy("bark-alone", USER, password)
+    m = Machine(image, "bios", accelerator("auto"), prefix=["ip", "netns", "exec", ns],
+                nic=["-nic", "tap,ifname=tap0,script=no,downscript=no,model=rtl8139"]).start()
+    try:
+        assert m.wait_for("BOOT-COMPLETE", BOOT_DEADLINE_S), m.serial_text()[-3000:]
+        address = FALLBACK_ADDRESS.split("/")[0]
+        assert re.search(rf"FALLBACK \(\S+ {re.escape(address)}: no DHCP answer in 30 s\)",
+                         m.serial_text())
+        assert "DHCP: PASS" not in m.serial_text()
+        probed = subprocess.run(
+            ["ip", "netns", "exec", ns, sys.executable, "-c",
+             "import sys; from maned.cli.run import console_main; console_main()", "devices",
+             "--no-broadcast", "--probe", address], capture_output=True, text=True, timeout=120)
+        assert probed.stdout.splitlines()[1].split()[:3] == ["bark-alone", "x86",
+                                                             f"{address}:4780"], probed
+    finally:
+        m.stop()

@@ -4,9 +4,11 @@ mid-job followed by a reboot that serves again, and setup mode answered on the s
 console. Every wait is an event on the serial console or the worker's answer; the guards
 (maned_machine.boot.BOOT_DEADLINE_S) only stop a broken boot from hanging the suite."""
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
-import threading
 import time
 
 import pytest
@@ -16,7 +18,7 @@ from maned_conformance import certify
 from maned_machine import image as stick
 from maned_machine.boot import BOOT_DEADLINE_S as BOOT_S, Machine, accelerator
 
-from machine_identity import ALIAS, USER
+from machine_constants import ALIAS, USER
 
 pytestmark = pytest.mark.machine
 
@@ -73,6 +75,7 @@ def test_a_booted_machine_is_certified_with_the_containers_signature(
     assert in_order(serial, BOOT_LINES), serial[-3000:]
     assert f"IDENTITY: PASS (alias {ALIAS}, user {USER})" in serial
     assert re.search(rf"alias +{ALIAS}", serial) and "OPERATIONS" in serial  # the faceplate
+    assert ("boot    BIOS" if mode == "bios" else "boot    UEFI, Secure Boot off") in serial
     assert password not in serial
     assert "Machine: image" in (out / "summary.md").read_text()
 
@@ -143,11 +146,12 @@ LIGHT = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
 
 
 def test_setup_mode_asks_on_the_serial_console_and_keeps_the_answer(stick_copy, accel):
-    """A stick without identity asks alias, user and the password twice; the password is
-    never echoed nor logged; the answer is kept in bark.conf and the worker serves with it."""
+    """A stick without identity, booted by UEFI with Secure Boot on, asks alias, user and the
+    password twice; the password is never echoed nor logged; the answer is kept in bark.conf
+    and the worker serves with it."""
     image = stick_copy()
     secret = "typed-" + str(time.monotonic_ns())
-    m = Machine(image, "bios", accel).start()
+    m = Machine(image, "secure", accel).start()  # and Secure Boot, on
     try:
         seen = 0  # each prompt is looked for after the previous one
         for prompt, answer in (("alias: ", "bark-setup"), ("user: ", "owner"),
@@ -161,9 +165,25 @@ def test_setup_mode_asks_on_the_serial_console_and_keeps_the_answer(stick_copy, 
         assert _http(m.port, "POST", "/api/auth", json.dumps(
             {"username": "owner", "password": secret}).encode())[0] == 200
         assert "IDENTITY: PASS (alias bark-setup, user owner)" in m.serial_text()
+        assert "boot    UEFI, Secure Boot on" in m.serial_text()
         assert secret not in m.serial_text()
     finally:
         m.stop()
     kept = stick.read_conf(image)
     assert "alias = bark-setup" in kept and "user = owner" in kept
     assert f"password = {secret}" in kept
+
+
+def test_the_conformance_plugin_boots_the_machine_as_its_hardware_target(stick_copy, password,
+                                                                         accel):
+    """`pytest --bark-boot IMAGE`: the session's `hardware` cases run on the booted machine."""
+    root = Path(__file__).resolve().parents[2]
+    image = stick_copy(ALIAS, USER, password)
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        str(root / "conformance" / "test_conformance.py"), "--bark-boot",
+                        str(image), "--bark-boot-accel", accel, "-k", "hardware and matmul"],
+                       capture_output=True, text=True, cwd=root, timeout=2 * BOOT_S,
+                       env={**os.environ, "BARK_USER": USER, "BARK_PASS": password})
+    ran = re.search(r"(\d+) passed", p.stdout)
+    assert p.returncode == 0 and ran and int(ran.group(1)) >= 5, p.stdout[-2000:]
+    assert "failed" not in p.stdout and "error" not in p.stdout

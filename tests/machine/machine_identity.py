@@ -1,2 +1,0 @@
-"""The identity every machine test gives its copy of the image."""
-ALIAS, USER = "bark-qemu", "certify"
