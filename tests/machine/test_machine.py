@@ -179,7 +179,7 @@ def test_the_conformance_plugin_boots_the_machine_as_its_hardware_target(stick_c
     """`pytest --bark-boot IMAGE`: the session's `hardware` cases run on the booted machine."""
     root = Path(__file__).resolve().parents[2]
     image = stick_copy(ALIAS, USER, password)
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
                         str(root / "conformance" / "test_conformance.py"), "--bark-boot",
                         str(image), "--bark-boot-accel", accel, "-k", "hardware and matmul"],
                        capture_output=True, text=True, cwd=root, timeout=2 * BOOT_S,
