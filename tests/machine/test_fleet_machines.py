@@ -12,6 +12,7 @@ import pytest
 
 from maned_machine.boot import BOOT_DEADLINE_S, Machine, accelerator
 
+from machine_fixtures import built, password, private_network, stick_copy  # noqa: F401 (fixtures)
 from machine_constants import SUBNET, USER
 
 pytestmark = pytest.mark.machine

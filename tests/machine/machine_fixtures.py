@@ -1,4 +1,7 @@
-"""The Bark machine under QEMU (issue 25): these tests boot a built image, so they run only
+"""The fixtures of the Bark machine tests, imported by each test module (a conftest.py here
+would shadow tests/conftest.py for the suite's `from conftest import ...`).
+
+The Bark machine under QEMU (issue 25): these tests boot a built image, so they run only
 when one is given (MANED_MACHINE_IMAGE, which `.ci/run` sets after `maned-machine build`)
 and QEMU is here. Otherwise each skips saying which is missing; with MANED_REQUIRE_MACHINE=1
 (CI) a missing image or QEMU fails instead. Each test boots a copy with its own bark.conf."""
