@@ -33,7 +33,8 @@ from . import report
 from .cases import CaseError, all_cases
 from .preflight import OperatorError, preflight
 from .protocol import CHECKS, golden_answered, run_protocol
-from .runner import Outcome, not_run, run_case
+from .outcome import Outcome, not_run
+from .runner import run_case
 from .targets import CASE_DEADLINE_S, JOB_DEADLINE_S, WorkerUnderTest, url_problem
 
 PROBE_DEADLINE_S = 5.0

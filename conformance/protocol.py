@@ -23,7 +23,7 @@ from maned.tensor import Tensor
 from maned.targets.http_exchange import Exchange, ExchangeFailure
 from maned.targets.limits import CONNECT_TIMEOUT_S, MAX_HEAD_BYTES
 
-from .runner import Outcome, not_run
+from .outcome import Outcome, not_run
 
 GOLDEN_SCRIPT = """mnd::quantmax=1000;
 mnd::quantmin=-1000;

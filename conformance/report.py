@@ -16,7 +16,7 @@ from maned.diagnostics.printer import mask
 from maned.ops.registry import BY_NAME
 
 from .cases import Case
-from .runner import STATUSES, Outcome
+from .outcome import STATUSES, Outcome
 
 CASE_SET = "case-set"  # the signature's pseudo-case: no case file has this id
 # Which failure comes first (cause first): an op alone, then the wire's envelopes, requests

@@ -16,7 +16,7 @@ from maned.pipeline.compile import compile_script
 from maned.targets.target import DeviceFailure
 
 from .malformations import MALFORMATIONS, Malformation, Pieces
-from .runner import NOT_ASKED, Outcome
+from .outcome import NOT_ASKED, Outcome
 
 
 # --- one case: built for a worker, sent, judged ---------------------------------------------

@@ -14,31 +14,13 @@ documented goldens of a case are checked as well. Statuses:
     error          the target crashed, answered garbage or lied in its status
 """
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import maned
 
 from .cases import Case
+from .outcome import BROKEN, NOT_ASKED, Outcome
 from .targets import CASE_DEADLINE_S, ROUTE
-
-STATUSES = ("pass", "fail", "not_supported", "timeout", "error")
-BROKEN = {"connect_failed", "died", "malformed_response", "too_large"}
-
-
-@dataclass(frozen=True)
-class Outcome:
-    case: str
-    target: str
-    status: str
-    detail: str = ""
-    outputs: dict = field(default_factory=dict)  # {flow: {output: [values]}}, or refused
-    asked: bool = True  # False: listed, but never put to the worker (an `error` saying why)
-
-
-def not_run(case: str, why: str) -> Outcome:
-    """A check or case the run listed but never asked (so every report has every case)."""
-    return Outcome(case, "hardware", "error", why, asked=False)
-
 
 ABORT_GRACE_S = 5.0  # after an abort, how long the case's run gets to wind down
 
@@ -96,12 +78,6 @@ def first_differing_job(case: Case, routed: maned.Report) -> str | None:
         if job.digest is not None and reference.get(job.flow) not in (None, job.digest):
             return job.flow
     return None
-
-
-# A failure whose cause is not the worker's answer to the case's request: the run could not
-# ask the worker (a login, the protocol, the job slots), so nothing about the case is known.
-NOT_ASKED = {"AUTH_FAILED", "AUTH_REQUIRED", "PROTO_VERSION", "BUSY", "NOT_READY",
-             "NO_SUCH_JOB", "TOO_LARGE_FOR_SYNC", "NOT_IMPLEMENTED"}
 
 
 def judge(case: Case, target: str, report: maned.Report) -> Outcome:

@@ -19,7 +19,7 @@ from maned.diagnostics.ledger import LEDGER
 from maned_conformance import certify, report
 from maned_conformance.cases import all_cases
 from maned_conformance.preflight import OperatorError, accepted_status
-from maned_conformance.runner import Outcome, not_run
+from maned_conformance.outcome import Outcome, not_run
 
 from fuzzing import CODED, cases, deadline
 from stub_worker import STATUS
