@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .wire.constants import DEFAULT_PORT
+from .wire.constants import DEFAULT_PORT, STATUS_PATH
 
 WORKER_PORT = DEFAULT_PORT  # inside the container
 # One image tag per process: two runs on one Docker daemon never race for a tag, and the
@@ -103,7 +103,7 @@ def _wait_ready(host: str, port: int, timeout: float, alive) -> None:
             raise RuntimeError("the worker exited before answering /api/status")
         try:
             conn = http.client.HTTPConnection(host, port, timeout=1)
-            conn.request("GET", "/api/status")
+            conn.request("GET", STATUS_PATH)
             if conn.getresponse().status == 200:
                 return
         except OSError:

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from .wire.constants import (
-    DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, PROGRAMS_KEPT, RF_SLOTS, WorkerError,
+    DEFAULT_ABI, DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, PROGRAMS_KEPT, RF_SLOTS, WorkerError,
 )
 from .wire.envelope import (
     DTYPE_NAME, DTYPE_RANGE, ELEM_BYTES, Request, decode_request, encode_result,
@@ -36,7 +36,7 @@ def ops_for(abi: int) -> tuple[str, ...]:
 class WorkerConfig:
     alias: str = "bark-vm"
     kind: str = "vm"
-    abi: int = 2
+    abi: int = DEFAULT_ABI
     max_payload: int = DEFAULT_MAX_PAYLOAD
     capacity: int = 1
     max_job_memory: int = DEFAULT_MAX_JOB_MEMORY  # bytes; an instruction past it: TOO_LARGE

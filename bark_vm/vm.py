@@ -14,7 +14,7 @@ import sys
 from . import job_memory
 from .version import version_text
 from .wire.constants import (
-    DEFAULT_MAX_PAYLOAD, FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNRS, WorkerError,
+    ABIS, DEFAULT_ABI, DEFAULT_MAX_PAYLOAD, FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNRS, WorkerError,
 )
 from .wire.frames import TruncatedFrame, error_json, read_frame, write_frame
 from .pipeline import WorkerConfig, handle
@@ -32,7 +32,8 @@ def _parser() -> argparse.ArgumentParser:
         "MKL_NUM_THREADS  set to 1 by maned-run unless already set")
     p.add_argument("--version", action="version", version=version_text("bark-vm").rstrip())
     p.add_argument("--alias", default="bark-vm", help="the name the HELO reports")
-    p.add_argument("--abi", type=int, choices=(1, 2), default=2, help="IR ABI (default 2)")
+    p.add_argument("--abi", type=int, choices=ABIS, default=DEFAULT_ABI,
+                   help=f"IR ABI (default {DEFAULT_ABI})")
     p.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD, metavar="BYTES",
                    help=f"largest request payload accepted (default {DEFAULT_MAX_PAYLOAD})")
     job_memory.add_option(p)

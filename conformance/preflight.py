@@ -8,7 +8,7 @@ import socket
 from dataclasses import dataclass
 
 from bark_vm.wire.alias import ALIAS_MAX, worker_alias
-from bark_vm.wire.constants import LOCKED
+from bark_vm.wire.constants import LOCKED, STATUS_PATH
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
 from bark_vm.wire.strict_json import object_field
@@ -36,7 +36,7 @@ def preflight(url: str, host: str, port: int, user: str, password: str,
     """The worker's status, then exactly one login; OperatorError saying what to check."""
     probe = Probe(host, port, user, password, deadline_s)
     try:
-        code, _, body = probe.call("GET", "/api/status", proto=False)
+        code, _, body = probe.call("GET", STATUS_PATH, proto=False)
     except (ExchangeFailure, OSError, socket.timeout) as e:
         raise OperatorError(f"no worker answers at {url}: {e}; check the URL and that the "
                             "worker is running") from None

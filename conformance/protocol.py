@@ -10,7 +10,9 @@ import socket
 import time
 from math import isqrt
 
-from bark_vm.wire.constants import ERROR_STATUS, PROTO_HEADER, SYNC_LIMIT, TOKEN_HEADER
+from bark_vm.wire.constants import (AUTH_PATH, ERROR_STATUS, EXECUTE_PATH, JOB_PATH,
+                                    PROTO_HEADER, RESULT_PATH, STATUS_PATH, SYNC_LIMIT,
+                                    TOKEN_HEADER)
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.strict_json import object_field
 from bark_vm.wire.status import parse_status
@@ -120,7 +122,7 @@ class Probe:
         return self._token
 
     def login(self, user, password):
-        return self.call("POST", "/api/auth", json.dumps({"username": user or "",
+        return self.call("POST", AUTH_PATH, json.dumps({"username": user or "",
                                                           "password": password or ""}).encode(),
                          headers={"Content-Type": "application/json"})
 
@@ -158,7 +160,7 @@ def _heavy(abi: int, max_payload: int) -> bytes:
 
 
 def _submit(p: Probe, mnpk: bytes) -> int:
-    code, _, body = p.call("POST", "/api/execute", mnpk, token=True)
+    code, _, body = p.call("POST", EXECUTE_PATH, mnpk, token=True)
     job = object_field(body, "job")
     if code != 202 or object_field(body, "state") != "queued" or not isinstance(job, int):
         raise Failed(f"an async submit answered HTTP {code} {body[:60]!r}")
@@ -167,7 +169,7 @@ def _submit(p: Probe, mnpk: bytes) -> int:
 
 def _wait_done(p: Probe, job: int, end: float) -> None:
     while True:
-        code, _, body = p.call("GET", f"/api/job?id={job}", token=True)
+        code, _, body = p.call("GET", f"{JOB_PATH}?id={job}", token=True)
         state = object_field(body, "state") if code == 200 else None
         if state == "done":
             return
@@ -180,7 +182,7 @@ def _wait_done(p: Probe, job: int, end: float) -> None:
 
 def _read(p: Probe, job: int, mnrs: bytes | None) -> None:
     """The job's result, once: the golden MNRS, or any MNRS when `mnrs` is None."""
-    code, _, body = p.call("GET", f"/api/result?id={job}", token=True)
+    code, _, body = p.call("GET", f"{RESULT_PATH}?id={job}", token=True)
     if code != 200 or (body != mnrs if mnrs is not None else body[:4] != b"MNRS"):
         raise Failed(f"the result of job {job} answered HTTP {code}, not the "
                      f"{'golden ' if mnrs is not None else ''}MNRS")
@@ -225,7 +227,7 @@ def checks(p: Probe):
     state = {}
 
     def status():
-        code, ctype, body = p.call("GET", "/api/status", proto=False)
+        code, ctype, body = p.call("GET", STATUS_PATH, proto=False)
         if code != 200 or ctype != "application/json":
             raise Failed(f"GET /api/status answered HTTP {code} {ctype!r}")
         try:
@@ -237,11 +239,11 @@ def checks(p: Probe):
         return f"ABI v{s.ir}, {len(s.ops)} ops, max_payload {s.max_payload}"
 
     def proto_version():
-        _error_of(p.call("POST", "/api/execute?mode=sync", b"x", proto=False),
+        _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", b"x", proto=False),
                   "PROTO_VERSION", "a request without X-Maned-Proto")
 
     def auth_required():
-        _error_of(p.call("POST", "/api/execute?mode=sync", b"x"), "AUTH_REQUIRED",
+        _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", b"x"), "AUTH_REQUIRED",
                   "an execute without a token")
 
     def auth_failed():
@@ -261,7 +263,7 @@ def checks(p: Probe):
     def golden_sync():
         lowered, mnpk, mnrs = _golden(state["status"].ir)
         state["golden"] = (lowered, mnpk, mnrs)
-        code, ctype, body = p.call("POST", "/api/execute?mode=sync", mnpk, token=True,
+        code, ctype, body = p.call("POST", f"{EXECUTE_PATH}?mode=sync", mnpk, token=True,
                                    headers={"Content-Type": "application/x-maned-mnpk"})
         if (code, body) != (200, mnrs):
             raise Failed(f"the golden request answered HTTP {code}, {len(body)} bytes, not the "
@@ -273,7 +275,7 @@ def checks(p: Probe):
         a CONST 0 lowered at ABI 1 answer the reference's MNRS byte for byte."""
         for script in (GOLDEN_SCRIPT, ZERO_SCRIPT):
             _, mnpk, mnrs = _golden(1, script)
-            code, _, body = p.call("POST", "/api/execute?mode=sync", mnpk, token=True,
+            code, _, body = p.call("POST", f"{EXECUTE_PATH}?mode=sync", mnpk, token=True,
                                    headers={"Content-Type": "application/x-maned-mnpk"})
             if (code, body) != (200, mnrs):
                 raise Failed(f"a v1 module ({len(mnpk)} bytes) answered HTTP {code}, "
@@ -283,17 +285,17 @@ def checks(p: Probe):
     def mutations():
         lowered, mnpk, _ = state["golden"]
         for name in MUTATIONS:
-            _error_of(p.call("POST", "/api/execute?mode=sync", mutate(mnpk, name,
+            _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", mutate(mnpk, name,
                                                                       lowered.module),
                              token=True), MUTATION_CODES[name], f"the {name} mutation")
 
     def too_large():
         cap = state["status"].max_payload
-        _error_of(p.head_only("/api/execute", cap + 1), "TOO_LARGE",
+        _error_of(p.head_only(EXECUTE_PATH, cap + 1), "TOO_LARGE",
                   f"a body of max_payload + 1 ({cap + 1}) bytes")
 
     def too_large_for_sync():
-        _error_of(p.head_only("/api/execute?mode=sync", SYNC_LIMIT), "TOO_LARGE_FOR_SYNC",
+        _error_of(p.head_only(f"{EXECUTE_PATH}?mode=sync", SYNC_LIMIT), "TOO_LARGE_FOR_SYNC",
                   f"a sync body of {SYNC_LIMIT} bytes")
 
     def async_read_once():
@@ -301,15 +303,15 @@ def checks(p: Probe):
         with Slots(p) as slots:
             job = slots.submit(mnpk, mnrs)
             _wait_done(p, job, time.monotonic() + POLL_LIMIT_S)
-            _error_of(p.call("DELETE", f"/api/job?id={job}", token=True), "NOT_READY",
+            _error_of(p.call("DELETE", f"{JOB_PATH}?id={job}", token=True), "NOT_READY",
                       "cancelling a finished job (DESIGN R43: 409)")
             del slots.unread[job]  # read here, once: the second read must find nothing
             _read(p, job, mnrs)
-        _error_of(p.call("GET", f"/api/result?id={job}", token=True), "NO_SUCH_JOB",
+        _error_of(p.call("GET", f"{RESULT_PATH}?id={job}", token=True), "NO_SUCH_JOB",
                   "a second read of a result")
 
     def exec_failed():
-        _error_of(p.call("POST", "/api/execute?mode=sync", _overflow(state["status"].ir),
+        _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", _overflow(state["status"].ir),
                          token=True, headers={"Content-Type": "application/x-maned-mnpk"}),
                   "EXEC_FAILED", "an int8 job whose output (200) does not fit int8")
 
@@ -317,7 +319,7 @@ def checks(p: Probe):
         """Every free slot filled with async jobs (each holds its slot until its result is
         read), then one job too many; once read back, a slot is free again."""
         _, mnpk, mnrs = state["golden"]
-        now = parse_status(p.call("GET", "/api/status", proto=False)[2])
+        now = parse_status(p.call("GET", STATUS_PATH, proto=False)[2])
         free = now.jobs_capacity - now.jobs_running
         if now.jobs_capacity > MAX_SLOTS_CHECKED or free < 1:
             raise NotChecked(f"{now.jobs_capacity} job slots, {now.jobs_running} occupied: "
@@ -325,7 +327,7 @@ def checks(p: Probe):
         with Slots(p) as slots:
             for _ in range(free):
                 slots.submit(mnpk, mnrs)
-            extra = p.call("POST", "/api/execute", mnpk, token=True)
+            extra = p.call("POST", EXECUTE_PATH, mnpk, token=True)
             if extra[0] == 202 and isinstance(object_field(extra[2], "job"), int):
                 slots.unread[object_field(extra[2], "job")] = mnrs  # accepted: read it too
             _error_of(extra, "BUSY", f"an async submit with all {now.jobs_capacity} slots "
@@ -342,7 +344,7 @@ def checks(p: Probe):
         with Slots(p) as slots:
             slots.submit(_heavy(s.ir, s.max_payload), None)
             job = slots.submit(mnpk, mnrs)
-            code, _, body = p.call("GET", f"/api/result?id={job}", token=True)
+            code, _, body = p.call("GET", f"{RESULT_PATH}?id={job}", token=True)
             if code == 200 and body == mnrs:
                 del slots.unread[job]
                 return "not observed: both jobs were done before the result was asked"
@@ -350,7 +352,7 @@ def checks(p: Probe):
         return "NOT_READY for a job queued behind another"
 
     def unknown_job():
-        _error_of(p.call("GET", "/api/job?id=987654321", token=True), "NO_SUCH_JOB",
+        _error_of(p.call("GET", f"{JOB_PATH}?id=987654321", token=True), "NO_SUCH_JOB",
                   "an unknown job id")
 
     return [("status", status), ("proto_version", proto_version),
@@ -402,7 +404,7 @@ def golden_answered(host: str, port: int, user, password, deadline_s: float) -> 
     """Whether the worker still answers a small job (the golden) at all within the
     deadline: a wrong answer is an answer (that worker is alive, merely wrong)."""
     probe = Probe(host, port, user, password, deadline_s)
-    status = parse_status(probe.call("GET", "/api/status", proto=False)[2])
+    status = parse_status(probe.call("GET", STATUS_PATH, proto=False)[2])
     _, mnpk, _ = _golden(status.ir)
-    probe.call("POST", "/api/execute?mode=sync", mnpk, token=True)
+    probe.call("POST", f"{EXECUTE_PATH}?mode=sync", mnpk, token=True)
     return True

@@ -7,6 +7,7 @@ import os
 import sys
 from urllib.parse import urlsplit
 
+from bark_vm.wire.constants import DEFAULT_PORT
 from maned.targets.cdp import CdpDevice
 from maned.targets.vm import VmDevice
 
@@ -111,7 +112,7 @@ class WorkerUnderTest:
         if why:
             raise ValueError(why)
         parts = urlsplit(url if "//" in url else "http://" + url)
-        self.url, self.host, self.port = url, parts.hostname, parts.port or 4780
+        self.url, self.host, self.port = url, parts.hostname, parts.port or DEFAULT_PORT
         user = user if user is not None else os.environ.get("BARK_USER")
         password = password if password is not None else os.environ.get("BARK_PASS")
         self.deadline_s = deadline_s

@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bark_vm.wire.constants import DEFAULT_PORT, DISCOVERY_PORT
+
 QEMU = "qemu-system-x86_64"
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
 OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
@@ -36,8 +38,8 @@ def add_arguments(p) -> None:
     p.add_argument("--uefi", action="store_true", help="boot by UEFI (OVMF), not BIOS")
     p.add_argument("--secure-boot", action="store_true", help="UEFI with Secure Boot on "
                    "(Microsoft's keys enrolled: Debian's signed shim boots)")
-    p.add_argument("--port", type=int, default=4780, help="127.0.0.1 port forwarded to the "
-                   "worker's 4780 (default 4780)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT, help="127.0.0.1 port forwarded "
+                   f"to the worker's {DEFAULT_PORT} (default {DEFAULT_PORT})")
     p.add_argument("--discovery-port", type=int, default=0, help="127.0.0.1 UDP port "
                    "forwarded to discovery's 4781 (default none)")
     p.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto")
@@ -122,9 +124,9 @@ class Machine:
         if self.nic is not None:
             cmd += self.nic
         else:
-            fwd = f"hostfwd=tcp:127.0.0.1:{self.port}-:4780"
+            fwd = f"hostfwd=tcp:127.0.0.1:{self.port}-:{DEFAULT_PORT}"
             if self.discovery_port:
-                fwd += f",hostfwd=udp:127.0.0.1:{self.discovery_port}-:4781"
+                fwd += f",hostfwd=udp:127.0.0.1:{self.discovery_port}-:{DISCOVERY_PORT}"
             cmd += ["-nic", f"user,model=rtl8139,{fwd}"]
         return cmd
 

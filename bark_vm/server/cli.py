@@ -23,20 +23,19 @@ import sys
 import time
 
 from ..wire.constants import (
-    DEFAULT_LOCKOUT_S, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT,
+    ABIS, DEFAULT_ABI, DEFAULT_LOCKOUT_S, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT,
     DISCOVERY_PORT, LOCKOUT_FAILURES,
 )
 from .. import job_memory
 from ..version import version_text
 from ..wire.alias import ALIAS_MAX, is_alias
 from ..wire.login import LOGIN_BODY_MAX, fits
+from . import http
 from .auth import Authenticator
 from ..blas import one_blas_thread
 from .discovery import Responder
 from .endpoints import Endpoints, default_config
 
-DEFAULT_IO_TIMEOUT_S = 5.0
-DEFAULT_HEAD_TIMEOUT_S = 1.0  # a head is sent at once: one round trip, with room to spare
 PASS_FILE_MAX = 4096  # bytes of BARK_PASS_FILE read (a password, not a stream)
 EXAMPLES = """examples:
   BARK_ALIAS=bob BARK_USER=me BARK_PASS=secret bark-worker serve --port 4780
@@ -68,21 +67,22 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, default=DEFAULT_PORT,
                    help=f"TCP port (default {DEFAULT_PORT}; 0 picks a free one, shown in the "
                    "readiness line)")
-    s.add_argument("--abi", type=int, choices=(1, 2), default=2, help="IR ABI (default 2)")
+    s.add_argument("--abi", type=int, choices=ABIS, default=DEFAULT_ABI,
+                   help=f"IR ABI (default {DEFAULT_ABI})")
     s.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD, metavar="N",
                    help=f"largest request body accepted (default {DEFAULT_MAX_PAYLOAD})")
     job_memory.add_option(s)
     s.add_argument("--lockout-seconds", type=float, default=DEFAULT_LOCKOUT_S, metavar="N",
                    help=f"how long {LOCKOUT_FAILURES} failed logins lock a user name (default "
                    f"{DEFAULT_LOCKOUT_S})")
-    s.add_argument("--io-timeout", type=float, default=DEFAULT_IO_TIMEOUT_S,
+    s.add_argument("--io-timeout", type=float, default=http.IO_TIMEOUT_S,
                    metavar="SECONDS", help="a body that stops flowing this long is cut off "
                    "(plus 1 s per MB received), as is an answer the client does not read "
-                   f"(default {DEFAULT_IO_TIMEOUT_S:g})")
-    s.add_argument("--head-timeout", type=float, default=DEFAULT_HEAD_TIMEOUT_S,
+                   f"(default {http.IO_TIMEOUT_S:g})")
+    s.add_argument("--head-timeout", type=float, default=http.HEAD_TIMEOUT_S,
                    metavar="SECONDS", help="a client that has not sent its whole request "
                    "head in this time is cut off, so a half-sent head holds the one listener "
-                   f"briefly (default {DEFAULT_HEAD_TIMEOUT_S:g}; at most --io-timeout)")
+                   f"briefly (default {http.HEAD_TIMEOUT_S:g}; at most --io-timeout)")
     s.add_argument("--discovery-port", type=int, default=DISCOVERY_PORT, metavar="N",
                    help=f"UDP port answering discovery probes (default {DISCOVERY_PORT}; 0 "
                    "turns discovery off)")

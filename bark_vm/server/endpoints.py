@@ -27,8 +27,9 @@ import time
 
 from ..wire import strict_json
 from ..wire.constants import (
-    DEFAULT_MAX_JOB_MEMORY, JOB_CAPACITY, MAX_JOB_ID, MNRS_TYPE, PROTO, PROTO_HEADER,
-    SYNC_LIMIT, SYNC_WAITING_MAX, TOKEN_HEADER, WorkerError,
+    AUTH_PATH, DEFAULT_MAX_JOB_MEMORY, EXECUTE_PATH, JOB_CAPACITY, JOB_PATH, MAX_JOB_ID,
+    MNRS_TYPE, PROTO, PROTO_HEADER, RESULT_PATH, STATUS_PATH, SYNC_LIMIT, SYNC_WAITING_MAX,
+    TOKEN_HEADER, WorkerError,
 )
 from ..wire.digits import whole_number
 from ..wire.login import LOGIN_BODY_MAX
@@ -42,17 +43,18 @@ HANDED_OFF = object()  # the executor thread answers this connection
 
 # path -> {method: (handler name, needs proto header, needs token)}
 ROUTES = {
-    "/api/status": {"GET": ("status", False, False)},
-    "/api/auth": {"POST": ("auth", True, False)},
-    "/api/execute": {"POST": ("execute", True, True)},
-    "/api/job": {"GET": ("job", True, True), "DELETE": ("cancel", True, True)},
-    "/api/result": {"GET": ("result", True, True)},
+    STATUS_PATH: {"GET": ("status", False, False)},
+    AUTH_PATH: {"POST": ("auth", True, False)},
+    EXECUTE_PATH: {"POST": ("execute", True, True)},
+    JOB_PATH: {"GET": ("job", True, True), "DELETE": ("cancel", True, True)},
+    RESULT_PATH: {"GET": ("result", True, True)},
 }
 
 
 class Endpoints:
-    def __init__(self, config: WorkerConfig, auth: Authenticator, io_timeout: float = 5.0,
-                 log=None, clock=time.monotonic, head_timeout: float = 1.0):
+    def __init__(self, config: WorkerConfig, auth: Authenticator,
+                 io_timeout: float = http.IO_TIMEOUT_S, log=None, clock=time.monotonic,
+                 head_timeout: float = http.HEAD_TIMEOUT_S):
         self.config, self.auth, self.io_timeout = config, auth, io_timeout
         # the head is short and sent at once: its bound is the shorter (a half-sent head
         # must not hold the one listener for a whole body's time)

@@ -19,6 +19,8 @@ from ..wire.digits import whole_number
 
 MAX_HEAD = 16 * 1024
 DRAIN_S = 1.0  # how long a refused request's unread body is drained before closing
+IO_TIMEOUT_S = 5.0  # a body stalled this long is cut off (--io-timeout)
+HEAD_TIMEOUT_S = 1.0  # a head is sent at once: one round trip, with room (--head-timeout)
 REASONS = {
     100: "Continue", 200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized",
     404: "Not Found", 409: "Conflict", 413: "Content Too Large", 422: "Unprocessable Content",

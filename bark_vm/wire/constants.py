@@ -5,6 +5,9 @@ MNPK_MAGIC = b"MNPK"
 MNRS_MAGIC = b"MNRS"
 ENVELOPE_VERSION = 1
 PROTO = 1  # X-Maned-Proto
+# The CDP endpoints (spec/wire.md §3.2).
+STATUS_PATH, AUTH_PATH, EXECUTE_PATH = "/api/status", "/api/auth", "/api/execute"
+JOB_PATH, RESULT_PATH = "/api/job", "/api/result"
 
 IR_HEADER_BYTES = 16
 MNPK_HEADER_BYTES = 24
@@ -12,6 +15,7 @@ MNRS_HEADER_BYTES = 12
 INSTR_BYTES = {1: 8, 2: 16}
 OUTPUT_ID_BYTES = {1: 1, 2: 2}
 RF_SLOTS = {1: 256, 2: 4096}
+ABIS = (1, 2)  # the IR ABIs (versions) a module may be written in
 DEFAULT_ABI = 2  # what bark-vm and bark-worker speak unless told --abi 1 (R43)
 IMM_BITS = {1: 24, 2: 16}
 MAX_LEVEL = {1: 255, 2: 65535}

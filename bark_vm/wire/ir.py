@@ -18,13 +18,12 @@ import struct
 from dataclasses import dataclass
 
 from .constants import (
-    ABSENT_DIM, INSTR_BYTES, IR_HEADER_BYTES, IR_MAGIC, MAX_DIM, MAX_LEVEL,
+    ABIS, ABSENT_DIM, INSTR_BYTES, IR_HEADER_BYTES, IR_MAGIC, MAX_DIM, MAX_LEVEL,
     MAX_RANK, MAX_TENSORS, OUTPUT_ID_BYTES, RF_SLOTS,
 )
 from .header import bad as _bad, read_head
 from .opcodes import BY_NUMBER, numbers
 
-VERSIONS = (1, 2)
 
 
 @dataclass(frozen=True)
@@ -170,7 +169,7 @@ def encode_module(module: Module) -> bytes:
     """The bytes of a module (v1 8-byte or v2 16-byte instructions). ValueError when a field
     does not fit its ABI: v1 registers over 255, srcs 2-3 or flags used, imm over 24 bits."""
     v = module.version
-    if v not in VERSIONS:
+    if v not in ABIS:
         raise ValueError(f"IR version {v} is not 1 or 2")
     out = bytearray(IR_MAGIC + _u(v, 2, "version") + b"\0\0"
                     + _u(len(module.instrs), 4, "instruction count")
@@ -196,7 +195,7 @@ def parse_module(raw: bytes, max_version: int = 2) -> Module:
     exact total size, every opcode in the table. BAD_ENVELOPE on any failure."""
     raw = bytes(raw)
     version = read_head(raw, "IR module", IR_MAGIC, IR_HEADER_BYTES)
-    if version not in VERSIONS:
+    if version not in ABIS:
         raise _bad(f"IR version {version} is not 1 or 2")
     if version > max_version:
         raise _bad(f"IR version {version} is newer than this worker's ABI {max_version}")

@@ -11,7 +11,7 @@ import socket
 import time
 import urllib.request
 
-from bark_vm.wire.constants import DEFAULT_PORT, DISCOVERY_PORT, DISCOVERY_PROBE
+from bark_vm.wire.constants import DEFAULT_PORT, DISCOVERY_PORT, DISCOVERY_PROBE, STATUS_PATH
 
 from .consoles import devices, say
 from .network import addresses
@@ -22,7 +22,7 @@ HOME_CLEAR = "\x1b[H\x1b[2J"
 
 def status() -> dict | None:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{DEFAULT_PORT}/api/status",
+        with urllib.request.urlopen(f"http://127.0.0.1:{DEFAULT_PORT}{STATUS_PATH}",
                                     timeout=2) as r:
             return json.loads(r.read())
     except (OSError, ValueError):

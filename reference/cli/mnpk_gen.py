@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 
 from bark_vm.wire import ir as wire_ir
-from bark_vm.wire.constants import INSTR_BYTES, IR_HEADER_BYTES, MNPK_HEADER_BYTES
+from bark_vm.wire.constants import ABIS, INSTR_BYTES, IR_HEADER_BYTES, MNPK_HEADER_BYTES
 from bark_vm.wire.envelope import decode_request, encode_result
 from bark_vm.wire.opcodes import BY_NUMBER
 
@@ -79,8 +79,8 @@ def parse_args(argv: list[str]) -> GenOptions:
             opts.out = value()
         elif name == "--abi":
             text = value()
-            if text not in ("1", "2"):
-                raise usage_error(f"--abi takes 1 or 2, not '{text}'")
+            if text not in map(str, ABIS):
+                raise usage_error(f"--abi takes {' or '.join(map(str, ABIS))}, not '{text}'")
             opts.abi = int(text)
         elif name == "--mutate":
             text = value()

@@ -2,6 +2,8 @@
 import re
 from math import prod
 
+from bark_vm.wire.constants import MAX_RANK
+
 from ..numeric.int32 import fits32
 from ..tensor import Tensor
 
@@ -32,8 +34,9 @@ def check_value(t: Tensor) -> Tensor:
     """A tensor given as an input directly (the API) meets the rules of a parsed one: rank
     0..4, no zero dimension, at most MAX_ELEMENTS, every value in int32 (a wide model
     descriptor's int64 slots excepted, R30). ValueError otherwise."""
-    if t.rank > 4 or 0 in t.shape:
-        raise ValueError(f"shape {list(t.shape)} is not rank 0..4 with dimensions of 1 or more")
+    if t.rank > MAX_RANK or 0 in t.shape:
+        raise ValueError(f"shape {list(t.shape)} is not rank 0..{MAX_RANK} with dimensions of 1 "
+                         "or more")
     if t.size > MAX_ELEMENTS:
         raise ValueError(f"{t.size} elements is over the limit of {MAX_ELEMENTS}")
     bad = next((v for v in t.data if isinstance(v, bool) or not isinstance(v, int)

@@ -6,7 +6,7 @@ rank-0 value as `[1]`, all in the envelope dtype (int8 values that do not fit ar
 naming the value and the quant range). `decode_result` checks the MNRS as wire.md §2.2 says
 and turns `[1]` back into rank-0 where the compiled record says the local output is. Errors: JobError.
 """
-from bark_vm.wire.constants import DTYPE_INT8, WorkerError
+from bark_vm.wire.constants import DTYPE_INT8, MAX_RANK, WorkerError
 from bark_vm.wire.envelope import (
     DTYPE_NAME, DTYPE_RANGE, QuantBlock, decode_result as decode_mnrs, encode_request,
     quant_block,
@@ -33,9 +33,9 @@ def job_quant(quant) -> QuantBlock:
 
 def _entry(what: str, t: Tensor, q: QuantBlock) -> tuple[tuple[int, ...], tuple]:
     shape = t.shape or (1,)
-    if len(shape) > 4:
+    if len(shape) > MAX_RANK:
         raise JobError(f"{what} has rank {len(shape)}; a tensor travels with "
-                       "rank 1..4")
+                       f"rank 1..{MAX_RANK}")
     lo, hi = DTYPE_RANGE[q.dtype]
     for v in t.data:
         if not lo <= v <= hi:

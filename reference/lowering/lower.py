@@ -9,7 +9,8 @@ refused when out of range [W11]. Every refusal is a `LoweringError` naming the f
 from dataclasses import dataclass
 
 from bark_vm.wire import ir
-from bark_vm.wire.constants import ABSENT_DIM, MAX_DIM, MAX_LEVEL, MAX_TENSORS, RF_SLOTS
+from bark_vm.wire.constants import (ABSENT_DIM, MAX_DIM, MAX_LEVEL, MAX_RANK, MAX_TENSORS,
+                                    RF_SLOTS)
 from bark_vm.wire.ir import Instr, Module
 from bark_vm.wire.opcodes import opcode_for
 
@@ -76,9 +77,9 @@ def lower(graph: FlowGraph, abi: int) -> Lowered:
             f"{slots} slots (ABI v{abi} RF_SLOTS); split the flow or reduce intermediates",
             limit=True, cause="rf_slots")
     for n in hoisted:
-        if n.value.rank > 4:  # rank 0 travels as [1]
+        if n.value.rank > MAX_RANK:  # rank 0 travels as [1]
             raise LoweringError(f"flow '{f}': constant of shape {list(n.value.shape)} cannot "
-                                "travel (rank 0..4)")
+                                f"travel (rank 0..{MAX_RANK})")
     reg = {n.id: k for k, n in enumerate(order)}
     instrs: list[Instr] = []
     top = None  # highest level emitted so far

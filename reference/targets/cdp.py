@@ -5,8 +5,10 @@ import threading
 import time
 
 from bark_vm.wire import strict_json
-from bark_vm.wire.constants import (JSON_TYPE, LOCKED, LOCKOUT_FAILURES, MNPK_TYPE, PROTO,
-                                    PROTO_HEADER, RESULT_TTL_S, SYNC_LIMIT, TOKEN_HEADER)
+from bark_vm.wire.constants import (AUTH_PATH, EXECUTE_PATH, JOB_PATH, JSON_TYPE, LOCKED,
+                                    LOCKOUT_FAILURES, MNPK_TYPE, PROTO, PROTO_HEADER,
+                                    RESULT_PATH, RESULT_TTL_S, STATUS_PATH, SYNC_LIMIT,
+                                    TOKEN_HEADER)
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.login import login_body
 from bark_vm.wire.status import Status, parse_status
@@ -103,7 +105,7 @@ class CdpDevice:
         return self.status
 
     def _probe(self) -> Status:
-        answer = self._request("GET", "/api/status", auth=False)
+        answer = self._request("GET", STATUS_PATH, auth=False)
         if answer.status != 200:
             raise self._refused(answer)
         try:
@@ -130,7 +132,7 @@ class CdpDevice:
         try:
             Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S,
                      limits.CONNECT_TIMEOUT_S).send(
-                "DELETE", f"/api/job?id={job}", [(PROTO_HEADER, str(PROTO))],
+                "DELETE", f"{JOB_PATH}?id={job}", [(PROTO_HEADER, str(PROTO))],
                 [(TOKEN_HEADER, self.token)], None)
         except ExchangeFailure:
             pass  # a worker that cannot be reached has nothing to cancel for us
@@ -147,7 +149,7 @@ class CdpDevice:
         while (left := end - time.monotonic()) > 0:
             try:
                 answer = Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S, left).send(
-                    "GET", f"/api/result?id={job}", [(PROTO_HEADER, str(PROTO))],
+                    "GET", f"{RESULT_PATH}?id={job}", [(PROTO_HEADER, str(PROTO))],
                     [(TOKEN_HEADER, self.token)], None)
             except ExchangeFailure:
                 return
@@ -158,7 +160,7 @@ class CdpDevice:
 
     def run(self, request: bytes) -> bytes:
         if len(request) < SYNC_LIMIT:
-            answer = self._authed("POST", "/api/execute?mode=sync", request, MNPK_TYPE)
+            answer = self._authed("POST", f"{EXECUTE_PATH}?mode=sync", request, MNPK_TYPE)
             if answer.status == 200:
                 return answer.body
             err = parse_error_json(answer.body)
@@ -181,7 +183,7 @@ class CdpDevice:
             raise self._fail("the worker wants a login but the device has no user and pass "
                              "(AUTH_REQUIRED)", "AUTH_REQUIRED")
         body = login_body(self.user, self.password)
-        answer = self._request("POST", "/api/auth", body, JSON_TYPE, auth=False)
+        answer = self._request("POST", AUTH_PATH, body, JSON_TYPE, auth=False)
         token = _field(answer, "token") if answer.status == 200 else None
         if not isinstance(token, str) or not token:
             failure = self._refused(answer)
@@ -205,7 +207,7 @@ class CdpDevice:
 
     def run_async(self, request: bytes) -> bytes:
         """The job submitted async whatever its size (R20), polled until done, read once."""
-        answer = self._authed("POST", "/api/execute", request, MNPK_TYPE)
+        answer = self._authed("POST", EXECUTE_PATH, request, MNPK_TYPE)
         if answer.status == 200:
             raise self._fail("protocol error: the worker answered an async submit with 200")
         if answer.status != 202:
@@ -224,7 +226,7 @@ class CdpDevice:
             self._poll(job)
         finally:
             self._queued_job = self._wait_until = None
-        answer = self._authed("GET", f"/api/result?id={job}")
+        answer = self._authed("GET", f"{RESULT_PATH}?id={job}")
         self._unread = None
         if answer.status == 404:
             raise self._lost(job)
@@ -237,7 +239,7 @@ class CdpDevice:
         after POLL_BUDGET_S of intended sleep (spec/wire.md §3.5)."""
         slept, delay = 0.0, limits.POLL_FIRST_S
         while True:
-            answer = self._authed("GET", f"/api/job?id={job}")
+            answer = self._authed("GET", f"{JOB_PATH}?id={job}")
             if answer.status == 404:
                 raise self._lost(job)
             if answer.status != 200:
