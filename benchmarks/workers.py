@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from bark_vm.container import docker_client, worker_container, worker_image, worker_process
-from maned.cli.mnpk_gen import build_fixture
+from maned.lowering.fixtures import build_fixture
 from maned.io.cli_values import parse_value
 from maned.pipeline.compile import compile_script
 from maned.targets.cdp import CdpDevice

@@ -16,7 +16,7 @@ from bark_vm.wire.constants import (AUTH_PATH, ERROR_STATUS, EXECUTE_PATH, JOB_P
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.strict_json import object_field
 from bark_vm.wire.status import parse_status
-from maned.cli.mnpk_gen import DEFAULTS, MUTATIONS, build_fixture, mutate
+from maned.lowering.fixtures import DEFAULTS, MUTATIONS, build_fixture, mutate
 from maned.io.cli_values import parse_value
 from maned.lowering.envelopes import encode_job
 from maned.lowering.lower import lower

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from bark_vm.wire.constants import PROTO, PROTO_HEADER
 from maned.check import check
-from maned.cli.mnpk_gen import build_fixture
+from maned.lowering.fixtures import build_fixture
 from maned.targets.target import DeviceFailure
 from maned.targets.cdp import CdpDevice
 from maned.tensor import Tensor

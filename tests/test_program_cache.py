@@ -4,7 +4,7 @@ import pytest
 
 from bark_vm.pipeline import Programs, WorkerConfig, check_request, handle
 from bark_vm.wire.constants import WorkerError
-from maned.cli.mnpk_gen import build_fixture
+from maned.lowering.fixtures import build_fixture
 from maned.io.cli_values import parse_value
 from maned.pipeline.compile import compile_script
 
@@ -55,7 +55,7 @@ def test_a_refused_program_is_not_kept_and_the_cache_is_bounded():
 def test_a_cached_program_still_checks_each_requests_tensors():
     """The same IR with tensors its program cannot take: refused although the program is
     cached (the cache holds programs, never a request's verdict)."""
-    from maned.cli.mnpk_gen import mutate
+    from maned.lowering.fixtures import mutate
 
     checked = compile_script(HEAD + "calc::lambda_flow f(a, b) {\n    a b matmul r =\n} "
                              "return r;\n")

@@ -12,31 +12,23 @@ import os
 import sys
 from dataclasses import dataclass
 
-from bark_vm.wire import ir as wire_ir
-from bark_vm.wire.constants import ABIS, INSTR_BYTES, IR_HEADER_BYTES, MNPK_HEADER_BYTES
-from bark_vm.wire.envelope import decode_request, encode_result
-from bark_vm.wire.opcodes import BY_NUMBER
+from bark_vm.wire.constants import ABIS
 
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import run_line, sort_diagnostics
 from ..dispatch.plan import helpers
-from ..interp.evaluate import FlowFailure, evaluate
 from ..io.cli_values import parse_value
 from ..io.files import open_for_writing
 from ..io.inputs import load_inputs
 from ..lang import ast
-from ..ops.registry import OpContext
+from ..lowering.fixtures import DEFAULTS, MUTATIONS, build_fixture, mutate
 from ..pipeline.compile import compile_script, input_values, script_source
 from ..tensor import Tensor
-from ..lowering.envelopes import JobError, encode_job, job_quant, result_entries
-from ..lowering.lower import LoweringError, lower
 from .args import ArgReader, ToolOptions, shown_argument, usage_error
 from .console import console
 from .version import version_text
 
-MUTATIONS = ("bad_magic", "bad_truncated", "bad_shape", "unsupported_op")
-DEFAULTS = {"x": "2x2:1,2,3,4", "w": "2x2:5,6,7,8", "bias": "2x2:0,0,-100,0"}
 
 USAGE = """usage: mnpk-gen <file.mnd> --out DIR [--flow NAME] [--in name=VALUE]... [--abi 1|2]
                 [--mutate bad_magic|bad_truncated|bad_shape|unsupported_op]
@@ -101,39 +93,6 @@ def parse_args(argv: list[str]) -> GenOptions:
     return opts
 
 
-# --- mutations (wire-golden §6.2) -------------------------------------------------------------
-def mutate(mnpk: bytes, which: str, module: wire_ir.Module) -> bytes:
-    """One mutation of a good request; ValueError when it cannot be derived."""
-    b = bytearray(mnpk)
-    first_entry = MNPK_HEADER_BYTES + len(decode_request(mnpk).ir)
-    if which == "bad_magic":
-        b[0] = ord("X")
-    elif which == "bad_truncated":
-        del b[-8:]
-    elif which == "bad_shape":
-        at = first_entry
-        if len(b) < at + 4 or b[at + 2] != 2:
-            raise ValueError("bad_shape needs a rank-2 first input")
-        a = int.from_bytes(b[at + 4:at + 8], "little")
-        c = int.from_bytes(b[at + 8:at + 12], "little")
-        if a * c == 1:
-            raise ValueError("bad_shape needs a first input of more than one element")
-        dims = (a * c, 1) if a == 1 else (1, a * c)
-        b[at + 4:at + 12] = dims[0].to_bytes(4, "little") + dims[1].to_bytes(4, "little")
-    elif which == "unsupported_op":
-        isize = INSTR_BYTES[module.version]
-        k = next((k for k, i in enumerate(module.instrs) if i.opcode == wire_ir.MATMUL), None)
-        if k is None:  # no matmul: the first compute instruction
-            k = next((k for k, i in enumerate(module.instrs)
-                      if BY_NUMBER[i.opcode].mnemonic), None)
-        if k is None:
-            raise ValueError("unsupported_op needs a compute instruction in the flow")
-        b[MNPK_HEADER_BYTES + IR_HEADER_BYTES + k * isize] = wire_ir.QUANTIZE
-    else:
-        raise ValueError(f"unknown mutation {which}")
-    return bytes(b)
-
-
 # --- the command ------------------------------------------------------------------------------
 def main(argv: list[str] | None = None, out=None, err=None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
@@ -166,31 +125,6 @@ def _pick_flow(program: ast.Program, name: str | None) -> ast.FlowDef:
     if not tops:
         raise usage_error("the script has no top-level flow")
     return tops[0]
-
-
-def build_fixture(program: ast.Program, graph, inputs: list[Tensor], abi: int):
-    """The golden pair of one flow: its MNPK request at `abi` and the MNRS the local
-    interpreter expects. (lowered, mnpk, mnrs, quant block, local outputs); MnError."""
-    try:
-        lowered = lower(graph, abi)
-    except LoweringError as e:
-        raise _error("ELIMIT" if e.limit else "EPLAN", e.message) from None
-    try:
-        mnpk = encode_job(lowered, inputs, program.quant)
-        quant = job_quant(program.quant)
-    except JobError as e:
-        raise _error("EPLAN", f"flow '{graph.flow}': {e.message}") from None
-    try:
-        local = evaluate(graph, dict(zip(graph.params, inputs)), {},
-                         OpContext(program.quant.quantres))
-    except FlowFailure as e:
-        raise _error("ERUN", f"flow '{graph.flow}': {e.message}") from None
-    try:
-        mnrs = encode_result(result_entries(lowered, local), quant.dtype)
-    except ValueError as e:
-        raise _error("ERUN", f"flow '{graph.flow}': the expected result cannot travel in the "
-                     f"envelope: {e}") from None
-    return lowered, mnpk, mnrs, quant, local
 
 
 def _run(argv: list[str], out, err) -> None:

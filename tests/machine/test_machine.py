@@ -102,7 +102,7 @@ def test_a_power_cut_mid_job_then_a_reboot_serves_again(stick_copy, password, ac
     """A wrong password is refused; a job is running when the power goes (SIGKILL to QEMU,
     nothing flushed); the same stick boots again and serves, its answer exact."""
     from maned import DeviceOverride, run
-    from maned.cli.mnpk_gen import build_fixture
+    from maned.lowering.fixtures import build_fixture
     from maned.io.cli_values import parse_value
     from maned.pipeline.compile import compile_script
 
