@@ -12,7 +12,7 @@ from bark_vm.wire.ir import parse_module
 from maned.interp.evaluate import evaluate
 from maned.lowering.envelopes import encode_job
 from maned.lowering.lower import lower
-from maned.ops.registry import OpContext
+from maned.catalogue import OpContext
 from maned.pipeline.compile import compile_script
 from maned.tensor import Tensor
 

@@ -18,7 +18,7 @@ from maned.ml.algorithms import module_for
 from maned.ml.round_graphs import RoundGraphs, round_name
 from maned.ml.chunking import round_spans, steps_per_round
 from maned.ml.hyper import configurations
-from maned.ops.registry import OpContext
+from maned.catalogue import OpContext
 from maned.pipeline.compile import compile_script
 
 from . import data

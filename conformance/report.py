@@ -13,7 +13,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from maned.diagnostics.printer import mask
-from maned.ops.registry import BY_NAME
+from maned.catalogue import BY_NAME
 
 from .cases import Case
 from .outcome import STATUSES, Outcome
@@ -55,7 +55,7 @@ def signature(outcomes: list[Outcome], case_set: str) -> str:
 def family(op: str) -> str:
     """An op's family: the reference module that implements it (elementwise, nn, ...)."""
     spec = BY_NAME.get(op)
-    return spec.impl.split(".")[0] if spec and spec.impl else "other"
+    return spec.family if spec else "other"
 
 
 def _uses(cases: dict[str, Case], cid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

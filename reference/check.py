@@ -14,7 +14,7 @@ from .lang.lint import lint
 from .lang.names import suggest
 from .lang.parser import parse
 from .ml.define import check_definition
-from .ops.registry import OpContext
+from .catalogue import OpContext
 from .tensor import Tensor
 
 

@@ -22,7 +22,7 @@ from bark_vm.wire.constants import WorkerError
 from bark_vm.wire.ir import Instr, Module
 from bark_vm.wire.opcodes import BY_MNEMONIC, COMPUTE_MNEMONICS
 from maned.numeric.int32 import INT32_MAX, INT32_MIN, wrap32
-from maned.ops.registry import BY_NAME, OpContext, OpError
+from maned.catalogue import BY_NAME, OpContext, OpError
 from maned.tensor import Tensor
 
 EDGES = [INT32_MIN, INT32_MIN + 1, INT32_MAX, INT32_MAX - 1, -1, 0, 1, 2, -2, 1000, -1000]

@@ -9,7 +9,7 @@ from maned.ml.base import MlRefusal
 from maned.ml.chain import train_local
 from maned.ml.gd import MODULES
 from maned.ml.hyper import configurations
-from maned.ops.registry import BY_NAME
+from maned.catalogue import BY_NAME
 from maned.tensor import Tensor
 
 LR_X = Tensor((8, 2), (100, 200, 200, 100, 300, 500, 400, 200, 500, 800, 600, 300, 0, 100,

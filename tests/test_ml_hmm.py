@@ -10,7 +10,7 @@ from maned.ml.base import MlRefusal
 from maned.ml.chain import run_round, train_local
 from maned.ml.chunking import steps_per_round, wire_inputs
 from maned.ml.hyper import configurations
-from maned.ops.registry import BY_NAME, OpContext
+from maned.catalogue import BY_NAME, OpContext
 from maned.tensor import Tensor
 
 FIXTURE = [[0, 100, 0, 100, 200, 200, 200, 200],

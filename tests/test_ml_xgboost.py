@@ -13,8 +13,8 @@ from maned.ml.chunking import MAX_TENSORS, steps_per_round, wire_inputs
 from maned.ml.hyper import configurations
 from maned.numeric.activation import sigmoid
 from maned.numeric.int32 import tdiv, wrap32 as w32
-from maned.ops.registry import BY_NAME, OpContext
-from maned.ops.ml import PredictRefusal, ml_predict
+from maned.catalogue import BY_NAME, OpContext
+from maned.ml.predict import PredictRefusal, ml_predict
 from maned.tensor import Tensor
 
 FIXTURE_X = [[100, 100], [100, 200], [200, 100], [200, 200],

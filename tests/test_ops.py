@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 from maned.numeric.int32 import INT32_MAX, INT32_MIN, wrap32
 from maned.ops.linalg import bareiss
-from maned.ops.registry import BY_NAME, OPS, OpContext, OpError
+from maned.catalogue import BY_NAME, OPS, OpContext, OpError
 from maned.tensor import Tensor
 
 

@@ -26,7 +26,7 @@ from bark_vm.pipeline import WorkerConfig, handle, ops_for
 from maned.check import check
 from maned.interp.evaluate import evaluate
 from maned.io.cli_values import parse_value
-from maned.ops.registry import OpContext
+from maned.catalogue import OpContext
 from maned.lowering.envelopes import decode_result as decode_job_result
 from maned.lowering.envelopes import encode_job, result_entries
 from maned.lowering.compiled import Compiler

@@ -8,7 +8,7 @@ from ..graph.model import FlowGraph
 from ..lang import ast
 from ..lang.names import suggest
 from ..ml.algorithms import is_tier_a
-from ..ops.registry import BY_NAME
+from ..catalogue import BY_NAME
 from ..lowering.compiled import Compiler, interpreter_refusal
 from ..lowering.lower import LoweringError
 from ..targets.discovery import Discovery, DiscoverySocketError, ProbeError, Probing

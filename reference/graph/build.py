@@ -6,7 +6,7 @@ from bark_vm.wire.constants import RF_SLOTS as ABI_RF_SLOTS
 from ..diagnostics import Diagnostic, MnError, Pos
 from ..lang import ast
 from ..lang.names import apply_stack_op, stack_needs
-from ..ops.registry import BY_NAME
+from ..catalogue import BY_NAME
 from ..tensor import Tensor
 from .model import FlowGraph, Node
 

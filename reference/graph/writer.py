@@ -1,7 +1,7 @@
 """Write a flow graph op by op from Python: how the ML expansion builds its round flows.
 Same node rules as a parsed flow: shared constants, dead values dropped, dense ids."""
 from ..diagnostics import Pos
-from ..ops.registry import BY_NAME
+from ..catalogue import BY_NAME
 from ..tensor import Tensor
 from .build import Builder
 from .model import FlowGraph

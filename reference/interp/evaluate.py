@@ -2,7 +2,7 @@
 with trap_overflow the first raw result outside int32 fails the flow instead (R12)."""
 from ..graph.model import FlowGraph, Node
 from ..numeric.int32 import fits32, wrap32
-from ..ops.registry import BY_NAME, OpContext, OpError
+from ..catalogue import BY_NAME, OpContext, OpError
 from ..tensor import Tensor
 
 

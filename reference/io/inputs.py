@@ -6,7 +6,7 @@ from math import prod
 
 from ..diagnostics import Diagnostic, MnError
 from ..lang import ast
-from ..ops.registry import BY_NAME, OpContext, OpError
+from ..catalogue import BY_NAME, OpContext, OpError
 from ..tensor import Tensor
 from .cli_values import MAX_ELEMENTS, parse_value
 from .csvfile import parse_csv, read_text

@@ -54,7 +54,7 @@ class Ref:
 
 @dataclass(frozen=True)
 class OpCall:
-    """A registry op. `name` is the canonical registry name, `spelling` what was written."""
+    """A catalogue op. `name` is its canonical name, `spelling` what was written."""
 
     pos: Pos
     name: str

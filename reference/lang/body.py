@@ -3,7 +3,7 @@ targets, `repeat` blocks and statement decorators."""
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
-from ..ops import registry
+from .. import catalogue
 from . import names
 from .ast import (FlowCall, InertPrint, Num, OpCall, Ref, Repeat, StackOp,
                   Statement, Target)
@@ -33,7 +33,7 @@ def reserved_reason(name: str, flows) -> str | None:
         return "a keyword"
     if name in names.STACK_OPS:
         return "a stack op"
-    if registry.lookup(name):
+    if catalogue.lookup(name):
         return "an op name"
     if name in names.COMBINATORS or name in names.BIRDS:
         return "a reserved combinator name"
@@ -104,7 +104,7 @@ class _Terms:
         return self.terms
 
     def attach(self, op: OpCall, open_tok: Token, entries) -> OpCall:
-        allowed = registry.BY_NAME[op.name].params
+        allowed = catalogue.BY_NAME[op.name].params
         for e in entries:
             if e.key not in allowed:
                 takes = f"it takes {', '.join(allowed)}" if allowed else "it takes none"
@@ -130,14 +130,14 @@ class _Terms:
             self.depth += 1
             return lit
         if kind == "CMP":
-            return self.op(t, registry.lookup(text))
+            return self.op(t, catalogue.lookup(text))
         if kind != "NAME":
             fail(t, f"unexpected {describe(t)} in a statement")
         if text in names.STACK_PERMS:
             self.need(t, text, names.stack_needs(text))
             self.depth += names.stack_delta(text)
             return StackOp(t.pos, text)
-        spec = registry.lookup(text)
+        spec = catalogue.lookup(text)
         if spec is not None:
             return self.op(t, spec)
         if text in self.scope.flows:

@@ -1,7 +1,7 @@
 """Declarations: the values of `in::`, `out::`, `status::` items and `device::` fields."""
 from bark_vm.wire.alias import is_alias
 
-from ..ops import registry
+from .. import catalogue
 from . import names
 from .ast import (CtorInput, DeviceField, EnvRef, FileInput, InputDecl, LiteralInput, Num,
                   OutputDecl, StatusDecl)
@@ -77,12 +77,12 @@ def source(name: str, vals: list[Token]) -> FileInput:
 
 def ctor(name: str, vals: list[Token]) -> CtorInput:
     ctor_tok = vals[-1]
-    spec = registry.lookup(ctor_tok.text)
+    spec = catalogue.lookup(ctor_tok.text)
     if spec is not None and spec.kind == "scope":
         fail(ctor_tok, f"in::{name}: constructor '{ctor_tok.text}' is out of scope for "
              "this implementation", "E025")
     if spec is None or spec.kind != "ctor":
-        ctors = [o.name for o in registry.OPS if o.kind == "ctor"]
+        ctors = [o.name for o in catalogue.OPS if o.kind == "ctor"]
         fail(ctor_tok, f"in::{name}: '{ctor_tok.text}' is not a constructor"
              + names.suggest(ctor_tok.text, ctors))
     c, operands = Cursor(vals[:-1]), []

@@ -11,7 +11,7 @@ from os.path import normpath
 
 from ..diagnostics import Diagnostic
 from ..diagnostics.printer import sort_diagnostics
-from ..ops.registry import BY_NAME
+from ..catalogue import BY_NAME
 from ..tensor import Tensor
 from . import ast
 from .labels import off_labels
@@ -231,7 +231,7 @@ def unknown_directive(ctx):
 
 
 def unknown_decorator(ctx):
-    """E008: a decorator name not in the registry, nearest one suggested."""
+    """E008: a decorator name not in the catalogue, nearest one suggested."""
     for d in ctx.all_decorators:
         if d.name not in DECORATORS:
             yield Diagnostic("E008", f"unknown decorator '@{d.name}'"

@@ -12,7 +12,7 @@ from ..graph.model import FlowGraph
 from ..interp.evaluate import describe
 from ..ops.broadcast import check_axis
 from ..ops.nn import conv_params, pool_params
-from ..ops.registry import BY_NAME, OpError
+from ..catalogue import BY_NAME, OpError
 from ..tensor import Tensor
 from . import lower as lowering
 from .lower import Lowered

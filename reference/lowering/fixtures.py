@@ -9,7 +9,7 @@ from bark_vm.wire.opcodes import BY_NUMBER
 from ..diagnostics import Diagnostic, MnError
 from ..interp.evaluate import FlowFailure, evaluate
 from ..lang import ast
-from ..ops.registry import OpContext
+from ..catalogue import OpContext
 from ..tensor import Tensor
 from .envelopes import JobError, encode_job, job_quant, result_entries
 from .lower import LoweringError, lower

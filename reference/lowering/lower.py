@@ -15,7 +15,7 @@ from bark_vm.wire.ir import Instr, Module
 from bark_vm.wire.opcodes import opcode_for
 
 from ..graph.model import FlowGraph, Node
-from ..ops.registry import BY_NAME
+from ..catalogue import BY_NAME
 from ..tensor import Tensor
 
 

@@ -3,7 +3,7 @@ scheduler's MlRun runs the expanded flows (init, the chain of rounds, the epilog
 direct path that tests and tools use without a plan."""
 from ..graph.model import FlowGraph
 from ..interp.evaluate import FlowFailure, evaluate
-from ..ops.registry import OpContext
+from ..catalogue import OpContext
 from ..tensor import Tensor
 from .base import Start
 from .chunking import round_spans, steps_per_round

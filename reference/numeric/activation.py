@@ -6,7 +6,7 @@ rdiv(v·M, 10^6). The tables themselves live in `bark_vm.wire.lut` (R35).
 """
 from bark_vm.wire.lut import EXP, SIGMOID, STEP, TANH, VSCALE, XSCALE, Table
 
-from ..ops.registry import OpError
+from ..catalogue import OpError
 from .int32 import rdiv
 
 MAX_QUANTRES = 9

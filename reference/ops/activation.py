@@ -2,7 +2,7 @@
 from ..numeric import activation as lut
 from ..tensor import Tensor
 from .broadcast import check_axis, map_data, map_lines
-from .registry import OpContext
+from ..catalogue import OpContext
 
 
 def relu(ctx: OpContext, x: Tensor) -> Tensor:

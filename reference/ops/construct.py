@@ -5,7 +5,7 @@ enforces the 2^22-element cap (R8).
 """
 from ..tensor import Tensor, shape_text
 from .broadcast import is_single
-from .registry import OpContext, OpError
+from ..catalogue import OpContext, OpError
 
 
 def _value(t: Tensor, what: str) -> int:

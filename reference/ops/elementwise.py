@@ -2,7 +2,7 @@
 from ..numeric.int32 import tdiv
 from ..tensor import Tensor
 from .broadcast import broadcast_map, map_data
-from .registry import OpContext
+from ..catalogue import OpContext
 
 
 def add(ctx: OpContext, a: Tensor, b: Tensor) -> Tensor:

@@ -1,7 +1,7 @@
 """Linear algebra: scalar_mul, matmul, transpose, determinant, adjugate (exact integers)."""
 from ..tensor import Tensor, shape_text
 from .broadcast import broadcast_map, is_single, need_rank
-from .registry import OpContext, OpError
+from ..catalogue import OpContext, OpError
 
 MAX_DETERMINANT_N = 8
 

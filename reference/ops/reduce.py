@@ -2,7 +2,7 @@
 from ..numeric.int32 import tdiv
 from ..tensor import Tensor
 from .broadcast import axis_groups, check_axis
-from .registry import OpContext, OpError
+from ..catalogue import OpContext, OpError
 
 
 def _reduce(x: Tensor, axis, f) -> Tensor:

@@ -5,7 +5,7 @@ from bark_vm.wire.constants import MAX_DIM
 
 from ..tensor import Tensor, shape_text
 from .broadcast import check_axis, int_param
-from .registry import OpContext, OpError
+from ..catalogue import OpContext, OpError
 
 
 def _target_shape(rows, cols, shape) -> tuple[int, ...]:

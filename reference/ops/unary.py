@@ -3,7 +3,7 @@ from math import isqrt as _isqrt
 
 from ..tensor import Tensor
 from .broadcast import int_param, map_data
-from .registry import OpContext, OpError
+from ..catalogue import OpContext, OpError
 
 
 def absolute(ctx: OpContext, x: Tensor) -> Tensor:

@@ -23,7 +23,7 @@ from .sweeps import sweep_note, sweeps
 from ..lang import ast
 from ..lang.names import suggest
 from ..lowering.compiled import Compiler
-from ..ops.registry import OpContext
+from ..catalogue import OpContext
 from ..targets.discovery import Discovery, ProbeError, Probing
 from ..targets.target import DeviceFailure
 from .compile import check_input_names, compile_script, input_values, script_source

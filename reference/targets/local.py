@@ -7,7 +7,7 @@ from dataclasses import replace
 from ..diagnostics import Diagnostic
 from ..graph.model import FlowGraph
 from ..interp.evaluate import FlowFailure, evaluate
-from ..ops.registry import OpContext
+from ..catalogue import OpContext
 from ..tensor import Tensor
 from .target import LOCAL, TargetFailure
 

@@ -1,15 +1,10 @@
-"""ml_predict: apply a model descriptor to new rows (spec/ml-exact.md §3).
-
-The ML modules imported here (descriptor, base, algorithms and what they import at load
-time: tensor, hyper, numeric.int32, lang.names) never import `maned.ops`, so these imports
-sit at the top without a cycle. The algorithm modules that do import ops (numeric.activation,
-graph.writer) are loaded only by `module_for`, on first predict.
-"""
-from ..ml import descriptor
-from ..ml.algorithms import module_for
-from ..ml.base import MlRefusal
+"""ml_predict, the op: apply a model descriptor to new rows (spec/ml-exact.md §3); each
+algorithm's own predict is loaded by `module_for`, on first use."""
+from ..catalogue import OpContext, OpError
 from ..tensor import Tensor
-from .registry import OpContext, OpError
+from . import descriptor
+from .algorithms import module_for
+from .base import MlRefusal
 
 
 class PredictRefusal(OpError):
