@@ -6,9 +6,9 @@ in int64 (every intermediate stays far below 2^63 for 0 ≤ q ≤ 9).
 import numpy as np
 
 from ..wire import lut
+from ..wire.constants import MAX_QUANTRES
 from .ints import I32, I64, check_axis, failed, rdiv, wrap32
 
-MAX_QUANTRES = 9
 _TABLES = {t.name: np.array(t.values, dtype=I64) for t in (lut.SIGMOID, lut.TANH, lut.EXP)}
 
 

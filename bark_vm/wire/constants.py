@@ -21,6 +21,7 @@ IMM_BITS = {1: 24, 2: 16}
 MAX_LEVEL = {1: 255, 2: 65535}
 
 DTYPE_INT8, DTYPE_INT32 = 1, 2
+MAX_QUANTRES = 9  # mnd::quantres is 0..9: the activation LUTs are defined for those scales
 MAX_TENSORS = 16
 MAX_RANK = 4
 MAX_DIM = 65534  # reshape dims; 0xffff marks an absent dim

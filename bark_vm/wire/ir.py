@@ -25,7 +25,6 @@ from .header import bad as _bad, read_head
 from .opcodes import BY_NUMBER, numbers
 
 
-
 @dataclass(frozen=True)
 class Instr:
     opcode: int

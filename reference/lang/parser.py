@@ -4,6 +4,7 @@ Top-level items, the quantization preamble and definitions live here; declaratio
 are in `decls`, RPN statements and flow bodies in `body`, shared literal forms in `literals`.
 """
 from bark_vm.wire.alias import is_alias
+from bark_vm.wire.constants import MAX_QUANTRES
 
 from ..diagnostics import Diagnostic, Pos
 from . import decls, names
@@ -229,8 +230,8 @@ class _Parser:
             if values[0].kind == "FLOAT":
                 float_error(values[0])
             v = int_value(values[0])
-            if quant_key == "quantres" and not 0 <= v <= 9:
-                fail(values[0], f"mnd::{key} must be 0..9, got {v}")
+            if quant_key == "quantres" and not 0 <= v <= MAX_QUANTRES:
+                fail(values[0], f"mnd::{key} must be 0..{MAX_QUANTRES}, got {v}")
         except Fail:
             self.quant_bad = True
             raise

@@ -4,12 +4,12 @@ A register value i at quantres q (M = 10^q) becomes xf = rdiv(i·1000, M) thousa
 looked up with linear interpolation (saturating past the table's ends) and scaled back by
 rdiv(v·M, 10^6). The tables themselves live in `bark_vm.wire.lut` (R35).
 """
+from bark_vm.wire.constants import MAX_QUANTRES
 from bark_vm.wire.lut import EXP, SIGMOID, STEP, TANH, VSCALE, XSCALE, Table
 
 from ..catalogue import OpError
 from .int32 import rdiv
 
-MAX_QUANTRES = 9
 
 
 def check_quantres(q: int) -> int:
