@@ -193,3 +193,12 @@ def test_real_mutants_through_the_real_loop(tmp_path, capsys):
     assert "Unjudged survivors" not in summary
     err = capsys.readouterr().err
     assert err.count("maned-mutation: [") == 4 and f"equivalent {survivor.id}" in err
+
+
+def test_every_shipped_judgement_names_a_mutant_of_the_code_as_it_is():
+    """A change to a mutated file moves its mutants; the judgements must follow, or a
+    survivor they judged is counted unjudged and a stale one hides nothing (issue 26)."""
+    root = package_dir().parent  # the checkout, or site-packages for an installed wheel
+    files = resolve_files(DEFAULT_FILES, root)
+    judged = judgements.load(judgements.default_path())
+    assert judged.stale(enumerate_mutants(files, root), files) == []
