@@ -199,6 +199,8 @@ def test_every_shipped_judgement_names_a_mutant_of_the_code_as_it_is():
     """A change to a mutated file moves its mutants; the judgements must follow, or a
     survivor they judged is counted unjudged and a stale one hides nothing (issue 26)."""
     root = package_dir().parent  # the checkout, or site-packages for an installed wheel
-    files = resolve_files(DEFAULT_FILES, root)
+    mutants = enumerate_mutants(resolve_files(DEFAULT_FILES, root), root)
     judged = judgements.load(judgements.default_path())
-    assert judged.stale(enumerate_mutants(files, root), files) == []
+    paths = {m.path for m in mutants}
+    assert {k.split(":", 1)[0] for k in judged.mutants} <= paths  # no judged file left out
+    assert judged.stale(mutants, paths) == []
