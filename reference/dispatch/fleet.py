@@ -54,12 +54,10 @@ class Fleet:
         starts while the run goes on planning, and its first job reads its HELO. A spawn
         that fails is met again, and reported, by the first job that needs the target."""
         for name in names:
-            spawn = getattr(getattr(self.target(name), "device", None), "spawn", None)
-            if spawn is not None:
-                try:
-                    spawn()
-                except Exception:  # the device keeps its failure for the job to report
-                    pass
+            try:
+                self.target(name).spawn()
+            except Exception:  # the device keeps its failure for the job to report
+                pass
 
     def status(self, name: str):
         """The target's status, or None when it could not be opened."""

@@ -29,7 +29,7 @@ def run_on(target, job: Job, trace: Trace):
         trace.start(job.name, target.name, target.pid)
 
     def io():  # what a routed job sent and received (its target keeps it for this record)
-        return getattr(target, "last_io", None)
+        return target.last_io
     try:
         outputs = target.run(job.graph, job.inputs, job.globals, job.round_flow, on_start)
     except TargetFailure as f:

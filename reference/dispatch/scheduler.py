@@ -98,15 +98,13 @@ class Scheduler:
 
     def prepare(self, target: str, graph: FlowGraph, inputs: dict[str, Tensor]) -> None:
         """Compile a job's flow ahead, on this thread, for the target it will run on."""
-        prepare = getattr(self.fleet.target(target), "prepare", None)
-        if prepare is not None:
-            prepare(graph, inputs)
+        self.fleet.target(target).prepare(graph, inputs)
 
     def sync_sizing(self, target: str):
         """(request_size(graph, inputs), limit) for a target whose requests go async from
         `limit` bytes on (a CDP worker), else None."""
         t = self.fleet.target(target)
-        limit = getattr(t, "sync_limit", None)
+        limit = t.sync_limit
         return None if limit is None else (t.request_size, limit)
 
     def _lane(self, name: str):

@@ -91,6 +91,9 @@ class CdpDevice:
             self._exchange = None
 
     # --- the device interface -----------------------------------------------------------
+    def spawn(self) -> None:
+        """Nothing to start: a network worker is probed by the first job that needs it."""
+
     def start(self) -> Status:
         """The one status probe of this plan (no credentials needed); a failed probe is kept
         and raised again, so a dead worker costs one timeout per plan."""

@@ -66,12 +66,23 @@ class LocalTarget:
     name = LOCAL
     kind = "local"
     pid = None
+    sync_limit = None  # answers in the same call, whatever the size
+    last_io = None  # nothing travels
 
     def __init__(self, quantres: int, trap: bool = False):
         self.quantres, self.trap = quantres, trap
 
     def open(self) -> None:
         return None
+
+    def spawn(self) -> None:
+        pass
+
+    def prepare(self, graph: FlowGraph, inputs: dict[str, Tensor]) -> None:
+        pass  # the interpreter takes the graph as it is
+
+    def request_size(self, graph: FlowGraph, inputs: dict[str, Tensor]) -> int:
+        return 0
 
     def run(self, graph: FlowGraph, inputs: dict[str, Tensor],
             globals_: dict[str, Tensor] | None = None, round_flow: bool = False,

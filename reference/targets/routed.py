@@ -20,6 +20,7 @@ class RoutedTarget:
         """device: a VmDevice or CdpDevice (start, run, pid, alias, abort, close)."""
         self.device, self.kind, self.quant, self.compiler = device, kind, quant, compiler
         self.name = device.alias
+        self.last_io: tuple[int, int | None] | None = None  # the lane reads it for the trace
 
     @property
     def pid(self) -> int | None:
@@ -29,21 +30,25 @@ class RoutedTarget:
         """The device's status (a VM child spawned, a worker probed: once per run)."""
         return self.device.start()
 
+    def spawn(self) -> None:
+        """Start the device's process now (a VM child), without waiting for its status."""
+        self.device.spawn()
+
     def prepare(self, graph: FlowGraph, inputs: dict[str, Tensor]) -> None:
         """Compile a flow this target will run, ahead of its job: at the device's ABI, or
         the default one while the device is still starting (a refusal waits for the job)."""
-        status = getattr(self.device, "status", None)
+        status = self.device.status
         self.compiler.warm(graph, status.ir if status is not None else DEFAULT_ABI, inputs)
 
     @property
     def sync_limit(self) -> int | None:
         """The request size from which the device answers asynchronously (CDP), if any."""
-        return getattr(self.device, "sync_limit", None)
+        return self.device.sync_limit
 
     def request_size(self, graph: FlowGraph, inputs: dict[str, Tensor]) -> int:
         """The bytes of the request that would carry this flow (0 when it would be refused
         before sending, which its job will say)."""
-        status = getattr(self.device, "status", None)
+        status = self.device.status
         try:
             compiled = self.compiler.compile(graph, status.ir if status is not None
                                              else DEFAULT_ABI, inputs)

@@ -1,8 +1,13 @@
 """The one interface every target implements (DESIGN §7), and its two failures.
 
     open()                   -> the target's Status (None for the local interpreter)
+    spawn()                  -> start its process now without waiting for it (D7), if any
+    prepare(graph, inputs)   -> compile a flow ahead of its job (nothing to do locally)
+    sync_limit               -> the request size from which it answers asynchronously, if any
+    request_size(graph, ins) -> the bytes a job of this flow would send (0 locally)
     run(graph, inputs, ...)  -> {output name: Tensor}, or TargetFailure; calls on_start()
                                 the moment the job is sent (after any refusal before it)
+    last_io                  -> (bytes sent, bytes received) of its last job, None locally
     close() / abort()        -> done with it / stop at once (Ctrl-C)
 
 `name` is the alias a job is routed to ("local" for the interpreter), `pid` the process
@@ -45,14 +50,45 @@ class TargetFailure(Exception):
         self.trace_code = trace_code or diagnostic.code
 
 
-class Target(Protocol):
-    name: str
-    kind: str  # "local", "vm" or "remote"
+class Device(Protocol):
+    """What a routed target drives (a Bark VM child, a CDP worker): `status` once started,
+    `run(request bytes) -> result bytes` or DeviceFailure."""
+    alias: str
+    status: Status | None
+    sync_limit: int | None
 
     @property
     def pid(self) -> int | None: ...
 
+    def spawn(self) -> None: ...
+
+    def start(self) -> Status: ...
+
+    def run(self, request: bytes) -> bytes: ...
+
+    def abort(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Target(Protocol):
+    name: str
+    kind: str  # "local", "vm" or "remote"
+    last_io: tuple[int, int | None] | None
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def sync_limit(self) -> int | None: ...
+
     def open(self) -> Status | None: ...
+
+    def spawn(self) -> None: ...
+
+    def prepare(self, graph: FlowGraph, inputs: dict[str, Tensor]) -> None: ...
+
+    def request_size(self, graph: FlowGraph, inputs: dict[str, Tensor]) -> int: ...
 
     def run(self, graph: FlowGraph, inputs: dict[str, Tensor],
             globals_: dict[str, Tensor] | None = None, round_flow: bool = False,

@@ -34,6 +34,8 @@ def child_env() -> dict[str, str]:
 
 
 class VmDevice:
+    sync_limit = None  # a child answers every request in order, whatever its size
+
     def __init__(self, alias: str, command: list[str],
                  deadline_s: float = limits.ANSWER_DEADLINE_S):
         self.alias, self.command, self.deadline_s = alias, command, deadline_s
