@@ -7,7 +7,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 
-from maned.targets import limits
+from maned.targets import bounds
 from maned.targets.http_exchange import Exchange
 
 ECHO = r"""
@@ -69,8 +69,8 @@ def loopback_http():
     port = int(proc.stdout.readline())
 
     def send(payload: bytes) -> bytes:
-        return Exchange("127.0.0.1", port, limits.CONNECT_TIMEOUT_S,
-                        limits.ANSWER_DEADLINE_S).send(
+        return Exchange("127.0.0.1", port, bounds.CONNECT_TIMEOUT_S,
+                        bounds.ANSWER_DEADLINE_S).send(
             "POST", "/echo", [], [("Content-Type", "application/octet-stream")],
             payload).body
     try:

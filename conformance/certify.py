@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from maned.diagnostics.printer import register_secret
-from maned.targets.limits import MAX_DEADLINE_S
+from maned.targets.bounds import MAX_DEADLINE_S
 from maned_machine.boot import BOOT_DEADLINE_S
 
 from . import report

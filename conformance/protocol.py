@@ -23,7 +23,7 @@ from maned.lowering.lower import lower
 from maned.pipeline.compile import compile_script
 from maned.tensor import Tensor
 from maned.targets.http_exchange import Exchange, ExchangeFailure
-from maned.targets.limits import CONNECT_TIMEOUT_S, MAX_HEAD_BYTES
+from maned.targets.bounds import CONNECT_TIMEOUT_S, MAX_HEAD_BYTES
 
 from .outcome import Outcome, not_run
 

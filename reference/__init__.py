@@ -4,7 +4,7 @@
 
 from bark_vm.version import __version__  # noqa: E402  (one home, with the tools)
 
-from .dispatch.devices import DeviceOverride  # noqa: E402
+from .dispatch.device_specs import DeviceOverride  # noqa: E402
 from .pipeline.report import Report  # noqa: E402
 from .pipeline.run import run  # noqa: E402
 from .targets.discovery import Probing  # noqa: E402

@@ -7,7 +7,7 @@ from bark_vm.wire.envelope import DTYPE_RANGE, wire_dtype
 
 from .diagnostics import Diagnostic, MnError
 from .graph.build import build_flow, build_terms
-from .graph.model import FlowGraph
+from .graph.flow_graph import FlowGraph
 from .interp.evaluate import FlowFailure, evaluate
 from .lang import ast, limits
 from .lang.lint import lint

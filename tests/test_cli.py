@@ -12,7 +12,7 @@ from gates import HANG_GUARD_S
 from maned.cli import lint as lint_cli
 from maned.cli import run as run_cli
 from maned.targets.discovery import MAX_WINDOW_MS
-from maned.targets.limits import MAX_DEADLINE_S
+from maned.targets.bounds import MAX_DEADLINE_S
 
 
 def _exe(name: str) -> str:

@@ -204,7 +204,7 @@ def test_pool_processes_unpickle_each_program_once(monkeypatch):
 
 def test_a_vm_child_starts_when_the_plan_names_it():
     """D7: `spawn` starts the child and returns without its HELO; `start` reads it."""
-    from maned.dispatch.devices import device_specs
+    from maned.dispatch.device_specs import device_specs
     from maned.dispatch.fleet import Fleet
     program = maned.pipeline.compile.compile_script(expand(
         "{H0}\n" + 'device::vm1 { host = "local"; }\n' +

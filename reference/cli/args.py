@@ -5,7 +5,7 @@ from bark_vm.wire.constants import DISCOVERY_PORT
 from bark_vm.wire.digits import whole_number
 
 from ..diagnostics import Diagnostic, MnError
-from ..dispatch.devices import DeviceOverride
+from ..dispatch.device_specs import DeviceOverride
 from ..numeric.int32 import INT32_MAX
 from ..targets.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
 

@@ -16,7 +16,7 @@ from ..io.files import open_for_writing
 from ..pipeline.report import DiagnosticRecord, Report
 from ..pipeline.run import run
 from ..tensor import format_value
-from . import devices
+from . import device_listing
 from ..dispatch.trace_export import chrome_trace
 from .args import USAGE, parse_args
 from .console import EXIT_INTERRUPTED
@@ -42,7 +42,7 @@ def console_main() -> None:
 
 def _main(argv: list[str], out, err) -> int:
     if argv[:1] == ["devices"]:
-        return devices.main(argv[1:], out, err)
+        return device_listing.main(argv[1:], out, err)
     try:
         opts = parse_args(argv)
     except MnError as e:

@@ -11,10 +11,10 @@ from ..targets.discovered import DiscoveredDevice
 from ..targets.discovery import Discovery, Probing
 from ..targets.local import LocalTarget
 from ..targets.routed import RoutedTarget
-from ..targets.limits import CLOSE_GRACE_S, SIGNAL_CHECK_S
+from ..targets.bounds import CLOSE_GRACE_S, SIGNAL_CHECK_S
 from ..targets.target import LOCAL
 from ..targets.vm import VmDevice, vm_command
-from .devices import DeviceSpec, deadline_of, remote_of
+from .device_specs import DeviceSpec, deadline_of, remote_of
 
 
 class Fleet:

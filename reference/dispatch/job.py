@@ -3,7 +3,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..targets.target import LOCAL
 
 _seq = itertools.count()

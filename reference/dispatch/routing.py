@@ -4,7 +4,7 @@ its one `@device` alias or locally; an ML definition's round flows on its aliase
 from bark_vm.wire.constants import DEFAULT_ABI
 
 from ..diagnostics import Diagnostic, MnError
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..lang import ast
 from ..lang.names import suggest
 from ..ml.algorithms import is_tier_a
@@ -13,7 +13,7 @@ from ..lowering.compiled import Compiler, interpreter_refusal
 from ..lowering.lower import LoweringError
 from ..targets.discovery import Discovery, DiscoverySocketError, ProbeError, Probing
 from ..targets.target import LOCAL
-from .devices import (FORCED_ALIAS, VM_ALIAS, DeviceSpec, deadline_of, device_specs,
+from .device_specs import (FORCED_ALIAS, VM_ALIAS, DeviceSpec, deadline_of, device_specs,
                       pool_members, pools, remote_of)
 from .plan import Plan, definitions, statements
 from .scheduler import Routing

@@ -9,12 +9,12 @@ import time
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..lang import ast
-from ..targets import limits
+from ..targets import bounds
 from ..targets.target import LOCAL
 from ..tensor import Tensor
-from .devices import DeviceSpec
+from .device_specs import DeviceSpec
 from .fleet import Fleet
 from .job import Job
 from .lanes import PoolLane, SerialLane
@@ -88,7 +88,7 @@ class Scheduler:
         lane's thread, and only a main thread that wakes up runs Python's handler."""
         while True:
             try:
-                return self._events.get(timeout=limits.SIGNAL_CHECK_S)
+                return self._events.get(timeout=bounds.SIGNAL_CHECK_S)
             except queue.Empty:
                 continue
 
@@ -128,7 +128,7 @@ class Scheduler:
         for lane in self._lanes.values():
             lane.abort()
         self.fleet.abort()
-        end = time.monotonic() + limits.CLOSE_GRACE_S  # one grace for all the lanes
+        end = time.monotonic() + bounds.CLOSE_GRACE_S  # one grace for all the lanes
         for lane in self._lanes.values():
             lane.join(max(0.0, end - time.monotonic()))
         if self._owns_fleet:

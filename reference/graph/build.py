@@ -8,7 +8,7 @@ from ..lang import ast
 from ..lang.names import apply_stack_op, stack_needs
 from ..catalogue import BY_NAME
 from ..tensor import Tensor
-from .model import FlowGraph, Node
+from .flow_graph import FlowGraph, Node
 
 RF_SLOTS = ABI_RF_SLOTS[2]  # the ABI v2 register budget used locally and in lint
 RAW_LIMIT = 16 * RF_SLOTS  # give up expanding long before a runaway expansion can hang

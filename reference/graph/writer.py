@@ -4,7 +4,7 @@ from ..diagnostics import Pos
 from ..catalogue import BY_NAME
 from ..tensor import Tensor
 from .build import Builder
-from .model import FlowGraph
+from .flow_graph import FlowGraph
 
 
 class GraphWriter:

@@ -1,6 +1,6 @@
 """Evaluate a flow graph node by node. Every op result goes through the one wrap32 (D1);
 with trap_overflow the first raw result outside int32 fails the flow instead (R12)."""
-from ..graph.model import FlowGraph, Node
+from ..graph.flow_graph import FlowGraph, Node
 from ..numeric.int32 import fits32, wrap32
 from ..catalogue import BY_NAME, OpContext, OpError
 from ..tensor import Tensor

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from bark_vm.wire.ir import compute_mnemonics
 
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..interp.evaluate import describe
 from ..ops.broadcast import check_axis
 from ..ops.nn import conv_params, pool_params

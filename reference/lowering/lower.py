@@ -14,7 +14,7 @@ from bark_vm.wire.constants import (ABSENT_DIM, MAX_DIM, MAX_LEVEL, MAX_RANK, MA
 from bark_vm.wire.ir import Instr, Module
 from bark_vm.wire.opcodes import opcode_for
 
-from ..graph.model import FlowGraph, Node
+from ..graph.flow_graph import FlowGraph, Node
 from ..catalogue import BY_NAME
 from ..tensor import Tensor
 

@@ -6,7 +6,7 @@ when the op keeps a rank-0 operand rank-0 (elementwise, logic, activations, scal
 layernorm, batchnorm) and every operand is rank-0 (R4: rank-0 with `[1]` gives `[1]`).
 Every other op (reductions included, which give `[1]`) yields rank ≥ 1.
 """
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..tensor import Tensor
 
 RANK_KEEPING = frozenset({

@@ -1,7 +1,7 @@
 """Train one Tier A configuration on the local interpreter, round by round, in the order the
 scheduler's MlRun runs the expanded flows (init, the chain of rounds, the epilogue): the
 direct path that tests and tools use without a plan."""
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..interp.evaluate import FlowFailure, evaluate
 from ..catalogue import OpContext
 from ..tensor import Tensor

@@ -2,7 +2,7 @@
 from bark_vm.wire.constants import MAX_TENSORS
 from bark_vm.wire.ir import const_fits
 
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..numeric.int32 import fits32
 from .base import MlRefusal, Start
 

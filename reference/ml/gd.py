@@ -4,7 +4,7 @@ wire ops; predict mirrors the forward pass."""
 from bark_vm.wire.constants import DTYPE_INT8
 from bark_vm.wire.envelope import DTYPE_RANGE
 
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..graph.writer import GraphWriter
 from ..numeric.activation import sigmoid
 from ..numeric.int32 import tdiv, wrap32

@@ -5,7 +5,7 @@ rounds of a sweep's configurations, are built, lowered and sent as one program. 
 changes a node."""
 from dataclasses import replace
 
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from .base import Start
 
 

@@ -24,7 +24,7 @@ arithmetic (matmul, mul by 0/1 masks, add, sub).
 """
 from bark_vm.wire.constants import MAX_DIM
 
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..graph.writer import GraphWriter
 from ..numeric.activation import sigmoid
 from ..numeric.int32 import tdiv, wrap32

@@ -7,7 +7,7 @@ from ..check import build_statement
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import mask
-from ..dispatch.devices import DeviceOverride, discovers
+from ..dispatch.device_specs import DeviceOverride, discovers
 from ..dispatch.fleet import Fleet
 from ..dispatch.plan import make_plan
 from ..dispatch.routing import resolve_routing, routed_aliases

@@ -13,7 +13,7 @@ from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.login import login_body
 from bark_vm.wire.status import Status, parse_status
 
-from . import limits
+from . import bounds
 from .http_exchange import TRANSPORT_KINDS, Answer, Exchange, ExchangeFailure
 from .target import DeviceFailure
 from .worker_errors import worker_error_text
@@ -37,7 +37,7 @@ class CdpDevice:
 
     def __init__(self, alias: str, host: str, port: int, user: str | None,
                  password: str | None, token: str | None,
-                 deadline_s: float = limits.ANSWER_DEADLINE_S):
+                 deadline_s: float = bounds.ANSWER_DEADLINE_S):
         self.alias, self.host, self.port = alias, host, port
         self.user, self.password, self.token = user, password, token
         self.deadline_s = deadline_s
@@ -78,7 +78,7 @@ class CdpDevice:
                 raise self._fail(f"timeout: the async job did not finish within "
                                  f"{self._wait_s:g} s of waiting; re-submit it later")
             deadline = min(deadline, left)
-        exchange = Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S, deadline)
+        exchange = Exchange(self.host, self.port, bounds.CONNECT_TIMEOUT_S, deadline)
         with self._lock:  # abort() sees this exchange, or this request sees the abort
             if self._stopping.is_set():
                 raise self._fail("connect_failed: the run was interrupted")
@@ -133,8 +133,8 @@ class CdpDevice:
         if not self.token:
             return
         try:
-            Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S,
-                     limits.CONNECT_TIMEOUT_S).send(
+            Exchange(self.host, self.port, bounds.CONNECT_TIMEOUT_S,
+                     bounds.CONNECT_TIMEOUT_S).send(
                 "DELETE", f"{JOB_PATH}?id={job}", [(PROTO_HEADER, str(PROTO))],
                 [(TOKEN_HEADER, self.token)], None)
         except ExchangeFailure:
@@ -151,7 +151,7 @@ class CdpDevice:
         end = time.monotonic() + deadline_s
         while (left := end - time.monotonic()) > 0:
             try:
-                answer = Exchange(self.host, self.port, limits.CONNECT_TIMEOUT_S, left).send(
+                answer = Exchange(self.host, self.port, bounds.CONNECT_TIMEOUT_S, left).send(
                     "GET", f"{RESULT_PATH}?id={job}", [(PROTO_HEADER, str(PROTO))],
                     [(TOKEN_HEADER, self.token)], None)
             except ExchangeFailure:
@@ -159,7 +159,7 @@ class CdpDevice:
             if answer.status != 409:  # read, failed or gone: either way the slot is free
                 self._unread = None
                 return
-            time.sleep(limits.POLL_FIRST_S)
+            time.sleep(bounds.POLL_FIRST_S)
 
     def run(self, request: bytes) -> bytes:
         if len(request) < SYNC_LIMIT:
@@ -223,7 +223,7 @@ class CdpDevice:
             stopping = self._stopping.is_set()
         if stopping:
             self._cancel(job)
-        self._wait_s = limits.POLL_BUDGET_S + self.deadline_s
+        self._wait_s = bounds.POLL_BUDGET_S + self.deadline_s
         self._wait_until = time.monotonic() + self._wait_s
         try:
             self._poll(job)
@@ -240,7 +240,7 @@ class CdpDevice:
     def _poll(self, job: int) -> None:
         """Until the job is done: first poll at once, then 50 ms doubling to 1 s, giving up
         after POLL_BUDGET_S of intended sleep (spec/wire.md §3.5)."""
-        slept, delay = 0.0, limits.POLL_FIRST_S
+        slept, delay = 0.0, bounds.POLL_FIRST_S
         while True:
             answer = self._authed("GET", f"{JOB_PATH}?id={job}")
             if answer.status == 404:
@@ -260,12 +260,12 @@ class CdpDevice:
             if state not in ("queued", "running"):
                 raise self._fail(f"malformed_response: job {job} is in unknown state "
                                  f"{str(state)[:32]!r}")
-            if slept >= limits.POLL_BUDGET_S:
+            if slept >= bounds.POLL_BUDGET_S:
                 raise self._fail(f"timeout: job {job} did not finish after {int(slept * 1000)} "
                                  "ms of polling; re-submit it later")
             self._sleep(delay)
             slept += delay
-            delay = min(delay * 2, limits.POLL_CAP_S)
+            delay = min(delay * 2, bounds.POLL_CAP_S)
 
     def _sleep(self, seconds: float) -> None:
         if self._stopping.wait(seconds):

@@ -6,7 +6,7 @@ import time
 
 from bark_vm.wire.frames import FRAME_HEADER_BYTES, frame_bytes
 
-from .limits import MAX_ANSWER_BYTES
+from .bounds import MAX_ANSWER_BYTES
 
 
 _MAX_POLL_MS = 2 ** 31 - 1  # poll() takes a C int of milliseconds

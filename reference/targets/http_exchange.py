@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from bark_vm.wire.constants import MAX_CONTENT_LENGTH
 from bark_vm.wire.digits import whole_number
 
-from .limits import MAX_ANSWER_BYTES, MAX_HEAD_BYTES
+from .bounds import MAX_ANSWER_BYTES, MAX_HEAD_BYTES
 
 
 TRANSPORT_KINDS = ("connect_failed", "timeout", "malformed_response", "too_large")

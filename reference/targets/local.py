@@ -5,7 +5,7 @@ from collections import OrderedDict
 from dataclasses import replace
 
 from ..diagnostics import Diagnostic
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..interp.evaluate import FlowFailure, evaluate
 from ..catalogue import OpContext
 from ..tensor import Tensor

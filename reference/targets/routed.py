@@ -5,7 +5,7 @@ from bark_vm.wire.constants import DEFAULT_ABI
 from bark_vm.wire.status import Status
 
 from ..diagnostics import Diagnostic
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..lang.ast import Quant
 from ..lowering.compiled import Compiler
 from ..lowering.envelopes import JobError, decode_result, encode_job

@@ -18,7 +18,7 @@ from typing import Protocol
 from bark_vm.wire.status import Status
 
 from ..diagnostics import Diagnostic
-from ..graph.model import FlowGraph
+from ..graph.flow_graph import FlowGraph
 from ..tensor import Tensor
 
 LOCAL = "local"  # the local interpreter's target name

@@ -12,7 +12,7 @@ from bark_vm.wire.constants import FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNR
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
 
-from . import limits
+from . import bounds
 from .frame_pipe import FramePipe, PipeClosed, PipeTimeout
 from .target import DeviceFailure
 from .worker_errors import worker_error_text
@@ -37,7 +37,7 @@ class VmDevice:
     sync_limit = None  # a child answers every request in order, whatever its size
 
     def __init__(self, alias: str, command: list[str],
-                 deadline_s: float = limits.ANSWER_DEADLINE_S):
+                 deadline_s: float = bounds.ANSWER_DEADLINE_S):
         self.alias, self.command, self.deadline_s = alias, command, deadline_s
         self.proc: subprocess.Popen | None = None
         self.status: Status | None = None
@@ -96,7 +96,7 @@ class VmDevice:
         self._pipe = FramePipe(self.proc.stdin.fileno(), self.proc.stdout.fileno())
 
     def _hello(self) -> Status:
-        start_s = max(self.deadline_s, limits.START_DEADLINE_S)
+        start_s = max(self.deadline_s, bounds.START_DEADLINE_S)
         kind, payload = self._read(time.monotonic() + start_s, "its HELO", start_s)
         if kind != FRAME_HELO:
             raise self._break(f"the Bark VM for '{self.alias}' sent {kind!r} before HELO")
@@ -163,7 +163,7 @@ class VmDevice:
         code = self.proc.poll()
         if code is None:
             try:
-                code = self.proc.wait(timeout=limits.CLOSE_GRACE_S)
+                code = self.proc.wait(timeout=bounds.CLOSE_GRACE_S)
             except subprocess.TimeoutExpired:
                 code = None
         how = f"exited with status {code}" if code is not None and code >= 0 else (
@@ -177,7 +177,7 @@ class VmDevice:
             return
         try:
             self.proc.stdin.close()
-            self.proc.wait(timeout=limits.CLOSE_GRACE_S)
+            self.proc.wait(timeout=bounds.CLOSE_GRACE_S)
         except (OSError, subprocess.TimeoutExpired, ValueError):
             self.proc.kill()
             self.proc.wait()

@@ -1,4 +1,4 @@
-"""The coordinator's waits and caps, one home (DESIGN §10, spec/wire.md §3.1, §3.5): every
+"""The coordinator's bounds, one home (DESIGN §10, spec/wire.md §3.1, §3.5): every
 wait on a worker has a deadline, every answer a size cap."""
 from bark_vm.wire.constants import RESULT_TTL_S
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from bark_vm.wire.constants import DEFAULT_PORT
 from bark_vm.wire.digits import whole_number
 
-from ..targets.limits import ANSWER_DEADLINE_S, MAX_DEADLINE_S
+from ..targets.bounds import ANSWER_DEADLINE_S, MAX_DEADLINE_S
 
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import register_secret
