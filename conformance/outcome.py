@@ -3,8 +3,10 @@ the outputs; and which failures mean the worker was never asked the case (NOT_AS
 is broken (BROKEN). Shared by the case runner, the request cases and the reports."""
 from dataclasses import dataclass, field
 
+from maned.targets.target import FAILURE_KINDS
+
 STATUSES = ("pass", "fail", "not_supported", "timeout", "error")
-BROKEN = {"connect_failed", "died", "malformed_response", "too_large"}
+BROKEN = set(FAILURE_KINDS) - {"timeout"}  # a device that failed, not one that was slow
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import pytest
 
 from bark_vm.container import worker_process
 from bark_vm.wire.constants import ERROR_STATUS
-from maned.targets import cdp, limits
+from maned.targets import bounds, cdp
 from maned.targets.cdp import CdpDevice
 from maned.targets.vm import DeviceFailure
 from maned.targets.worker_errors import MEANING
@@ -64,7 +64,7 @@ def test_async_polls_with_backoff_and_reads_the_result(stub, no_sleep):
 
 
 def test_the_poll_budget_times_out(stub, no_sleep, monkeypatch):
-    monkeypatch.setattr(limits, "POLL_BUDGET_S", 0.5)
+    monkeypatch.setattr(bounds, "POLL_BUDGET_S", 0.5)
     stub.on("/api/execute", (202, {"job": 3, "state": "queued"}))
     stub.on("/api/job", *[(200, {"job": 3, "state": "queued"})] * 10)
     with pytest.raises(DeviceFailure) as e:

@@ -14,8 +14,8 @@ from bark_vm.wire.login import login_body
 from bark_vm.wire.status import Status, parse_status
 
 from . import bounds
-from .http_exchange import TRANSPORT_KINDS, Answer, Exchange, ExchangeFailure
-from .target import DeviceFailure
+from .http_exchange import Answer, Exchange, ExchangeFailure
+from .target import DeviceFailure, FailureKind
 from .worker_errors import worker_error_text
 
 
@@ -57,12 +57,11 @@ class CdpDevice:
     def where(self) -> str:
         return f"device '{self.alias}' ({self.host}:{self.port})"
 
-    def _fail(self, text: str, code: str | None = None, detail: str = "") -> DeviceFailure:
-        """A failure naming this device; without a CDP code, its kind is the stable name
-        the text starts with (malformed_response for anything else the worker got wrong)."""
-        kind = None if code else next((k for k in TRANSPORT_KINDS if text.startswith(k + ":")),
-                                      "malformed_response")
-        return DeviceFailure(f"{self.where}: {text}", code, detail, kind)
+    def _fail(self, text: str, code: str | None = None, detail: str = "",
+              kind: FailureKind = "malformed_response") -> DeviceFailure:
+        """A failure naming this device: the worker's CDP code, or else its kind, carried as
+        a field (malformed_response for anything else the worker got wrong)."""
+        return DeviceFailure(f"{self.where}: {text}", code, detail, None if code else kind)
 
     # --- transport ----------------------------------------------------------------------
     def _request(self, method: str, path: str, body: bytes | None = None,
@@ -76,17 +75,18 @@ class CdpDevice:
             left = self._wait_until - time.monotonic()
             if left <= 0:
                 raise self._fail(f"timeout: the async job did not finish within "
-                                 f"{self._wait_s:g} s of waiting; re-submit it later")
+                                 f"{self._wait_s:g} s of waiting; re-submit it later",
+                                 kind="timeout")
             deadline = min(deadline, left)
         exchange = Exchange(self.host, self.port, bounds.CONNECT_TIMEOUT_S, deadline)
         with self._lock:  # abort() sees this exchange, or this request sees the abort
             if self._stopping.is_set():
-                raise self._fail("connect_failed: the run was interrupted")
+                raise self._fail("connect_failed: the run was interrupted", kind="connect_failed")
             self._exchange = exchange
         try:
             return exchange.send(method, path, first, then, body)
         except ExchangeFailure as e:
-            raise self._fail(str(e)) from None
+            raise self._fail(str(e), kind=e.kind) from None
         finally:
             self._exchange = None
 
@@ -262,14 +262,14 @@ class CdpDevice:
                                  f"{str(state)[:32]!r}")
             if slept >= bounds.POLL_BUDGET_S:
                 raise self._fail(f"timeout: job {job} did not finish after {int(slept * 1000)} "
-                                 "ms of polling; re-submit it later")
+                                 "ms of polling; re-submit it later", kind="timeout")
             self._sleep(delay)
             slept += delay
             delay = min(delay * 2, bounds.POLL_CAP_S)
 
     def _sleep(self, seconds: float) -> None:
         if self._stopping.wait(seconds):
-            raise self._fail("connect_failed: the run was interrupted")
+            raise self._fail("connect_failed: the run was interrupted", kind="connect_failed")
 
     def _lost(self, job: int) -> DeviceFailure:
         return self._fail(f"job {job} result lost on worker {self.host}:{self.port} "

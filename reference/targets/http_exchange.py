@@ -10,16 +10,14 @@ from bark_vm.wire.constants import MAX_CONTENT_LENGTH
 from bark_vm.wire.digits import whole_number
 
 from .bounds import MAX_ANSWER_BYTES, MAX_HEAD_BYTES
-
-
-TRANSPORT_KINDS = ("connect_failed", "timeout", "malformed_response", "too_large")
+from .target import FailureKind
 
 
 class ExchangeFailure(Exception):
-    """A transport failure; `kind` is one of the stable names connect_failed, timeout,
-    malformed_response, too_large."""
+    """A transport failure; `kind` is one of the stable names (target.FailureKind):
+    connect_failed, timeout, malformed_response, too_large."""
 
-    def __init__(self, kind: str, text: str):
+    def __init__(self, kind: FailureKind, text: str):
         super().__init__(f"{kind}: {text}")
         self.kind, self.text = kind, text
 

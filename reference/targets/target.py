@@ -13,7 +13,7 @@
 `name` is the alias a job is routed to ("local" for the interpreter), `pid` the process
 that runs the job where there is one. A failure is a value with a code (a Diagnostic);
 only the printer makes it text."""
-from typing import Protocol
+from typing import Literal, Protocol, get_args
 
 from bark_vm.wire.status import Status
 
@@ -22,6 +22,9 @@ from ..graph.flow_graph import FlowGraph
 from ..tensor import Tensor
 
 LOCAL = "local"  # the local interpreter's target name
+# How a device failed when the worker gave no CDP code: the one list of stable names.
+FailureKind = Literal["timeout", "connect_failed", "malformed_response", "too_large", "died"]
+FAILURE_KINDS: tuple[str, ...] = get_args(FailureKind)
 
 
 class DeviceFailure(Exception):
@@ -31,7 +34,7 @@ class DeviceFailure(Exception):
     too_large, died)."""
 
     def __init__(self, message: str, code: str | None = None, detail: str = "",
-                 kind: str | None = None):
+                 kind: FailureKind | None = None):
         super().__init__(message)
         self.message, self.code, self.detail, self.kind = message, code, detail, kind
 
