@@ -98,10 +98,11 @@ def certify_machine(args) -> int:
     """`--boot IMAGE`: boot it under QEMU, certify it at its forwarded port, power it off.
     The report names what was certified (image digest, boot mode, accelerator) and keeps
     the serial console (serial.log)."""
-    from maned_machine.boot import Machine, accelerator
+    from maned_machine.boot import Machine, accelerator, cannot_boot
     image = Path(args.boot)
-    if not image.is_file():
-        return _usage(f"--boot {image}: no such image file")
+    why = cannot_boot(image, 0, 0, Machine.memory_mib)
+    if why:
+        return _usage(f"--boot: {why}")
     if not os.environ.get("BARK_USER") or not os.environ.get("BARK_PASS"):
         return _usage("set BARK_USER and BARK_PASS to the identity the image was built with "
                       "(the credentials never go on the command line)")

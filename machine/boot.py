@@ -13,10 +13,12 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bark_vm.container import free_port
 from bark_vm.wire.constants import DEFAULT_PORT, DISCOVERY_PORT
 
 QEMU = "qemu-system-x86_64"
@@ -192,22 +194,54 @@ class Machine:
         self.stop()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def cannot_boot(image: Path, port: int, discovery_port: int, memory_mib: int) -> str | None:
+    """Why QEMU cannot be asked to boot this (checked before it starts), or None."""
+    if shutil.which(QEMU) is None:
+        return f"{QEMU} is not installed (apt-get install qemu-system-x86 ovmf)"
+    if not image.is_file():
+        return f"{image}: no such image file"
+    if not 0 <= port <= 65535 or not 0 <= discovery_port <= 65535:
+        return "--port and --discovery-port are 0..65535 (0: a free one, or none for discovery)"
+    if memory_mib < 512:
+        return f"--memory {memory_mib}: the system unpacks into RAM; give at least 512 MiB"
+    return None
+
+
+def _typing(m: Machine) -> None:
+    """What is typed on this terminal goes to the serial console, line by line (setup
+    mode's questions are answered here)."""
+    for line in sys.stdin:
+        while m.running() and not m.serial_socket.exists():  # QEMU is still starting
+            time.sleep(0.1)
+        if not m.running():
+            return
+        try:
+            m.type(line.rstrip("\n") + "\r")
+        except OSError:
+            return
 
 
 def main(args) -> int:
-    """`maned-machine boot`: the machine in the foreground until Ctrl-C or power-off."""
+    """`maned-machine boot`: the machine in the foreground until Ctrl-C or power-off; exit 1
+    with QEMU's own last words when it ends in failure."""
     mode = "secure" if args.secure_boot else "uefi" if args.uefi else "bios"
+    why = cannot_boot(Path(args.image), args.port, args.discovery_port, args.memory)
+    if why:
+        sys.stderr.write(f"maned-machine: {why} [EUSAGE]\n")
+        return 2
+    try:
+        out = open(args.serial, "a", encoding="utf-8") if args.serial else sys.stdout
+    except OSError as e:
+        sys.stderr.write(f"maned-machine: cannot write --serial {args.serial}: "
+                         f"{e.strerror or e} [EUSAGE]\n")
+        return 2
     accel = accelerator(args.accel)
     m = Machine(Path(args.image), mode, accel, args.port, args.discovery_port, args.memory)
     m.start()
     print(f"maned-machine: booting {args.image} ({mode}, {accel}); worker on "
           f"http://127.0.0.1:{m.port}, serial console below (Ctrl-C powers off)", flush=True)
+    threading.Thread(target=_typing, args=(m,), daemon=True).start()
     shown = 0
-    out = open(args.serial, "a") if args.serial else sys.stdout
     try:
         while m.running():
             text = m.serial_text()
@@ -218,5 +252,12 @@ def main(args) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        m.stop()
+        code = m.stop()
+        if out is not sys.stdout:
+            out.close()
+    if code not in (0, None, -signal.SIGTERM):
+        said = (m.folder / "qemu.err").read_text(errors="replace").strip().splitlines()
+        sys.stderr.write(f"maned-machine: QEMU ended with status {code}: "
+                         f"{(said or ['no message'])[-1][:300]} [ERUN]\n")
+        return 1
     return 0

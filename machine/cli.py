@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 from bark_vm.version import version_text
+from bark_vm.wire.login import PASS_FILE_MAX, password_of_file
+from maned.io.files import read_at_most
 
 from . import image, overlay, rootfs
 from .steps import BuildError
@@ -71,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         return boot_main(args)
     except BuildError as e:
         return fail(str(e), "ERUN")
+    except OSError as e:  # the image or a cache folder could not be written
+        return fail(f"cannot write {e.filename or 'a file'}: {e.strerror or e}", "ERUN")
     except KeyboardInterrupt:
         sys.stderr.write(f"notice: {PROG} interrupted (SIGINT)\n")
         return 130
@@ -84,13 +88,13 @@ def bark_conf(args) -> str:
     if not all(given):
         raise ValueError("--alias, --user and --pass-file go together (or none of them, for "
                          "a setup-mode image that asks at first boot)")
-    try:
-        raw = Path(args.pass_file).read_bytes()
-    except OSError as e:
-        raise ValueError(f"the --pass-file cannot be read ({e.strerror or e})") from None
-    password = raw.split(b"\n", 1)[0].rstrip(b"\r").removeprefix(b"\xef\xbb\xbf")
-    identity = {"alias": args.alias, "user": args.user,
-                "password": password.decode("utf-8", "replace")}
+    try:  # a FIFO is refused, not waited on (maned.io.files); the path may be anything
+        password = password_of_file(read_at_most(args.pass_file, PASS_FILE_MAX))
+    except (OSError, ValueError) as e:
+        why = e.strerror if isinstance(e, OSError) else "it is not UTF-8 text" if isinstance(
+            e, UnicodeDecodeError) else f"it {e}"
+        raise ValueError(f"the --pass-file cannot be read ({why or e})") from None
+    identity = {"alias": args.alias, "user": args.user, "password": password}
     why = problem(identity)
     if why:
         raise ValueError(f"the identity cannot run a worker: {why}")
@@ -109,6 +113,8 @@ def build(args) -> int:
         return fail(f"a build needs Debian's {', '.join(missing)}: apt-get install "
                     f"{' '.join(missing)}")
     out = Path(args.out)
+    if not out.parent.is_dir() or out.is_dir():
+        return fail(f"--out {out}: give a file path in an existing folder")
     started = time.monotonic()
     layer = rootfs.layer(say)
     with tempfile.TemporaryDirectory(prefix="bark-build-") as tmp:

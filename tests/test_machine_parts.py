@@ -150,3 +150,35 @@ def test_qemu_boots_the_image_as_a_usb_stick_with_an_rtl8139(tmp_path, mode, pre
 def test_the_kvm_probe_is_a_boot_sector_that_prints_ok():
     assert len(PROBE_SECTOR) == 512 and PROBE_SECTOR.endswith(b"\x55\xaa")
     assert PROBE_SECTOR[:3] == b"\xba\xf8\x03"  # mov dx, 0x3f8: the first serial port
+
+
+def test_bad_machine_arguments_are_one_coded_line(tmp_path, capsys):
+    """A missing image, an unwritable --out, a FIFO given as --pass-file (refused, never
+    waited on) and a password file that is no UTF-8 are each exit 2 and one EUSAGE line."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    binary = tmp_path / "binary"
+    binary.write_bytes(b"\xff\xfe secret\n")
+    identity = ["--alias", "lab", "--user", "me"]
+    cases = [
+        (["boot", str(tmp_path / "none.img")], ""),
+        (["build", "--out", str(tmp_path / "no" / "such" / "x.img")], "an existing folder"),
+        (["build", "--out", str(tmp_path / "x.img"), *identity, "--pass-file", str(fifo)],
+         "FIFO"),
+        (["build", "--out", str(tmp_path / "x.img"), *identity, "--pass-file", str(binary)],
+         "not UTF-8"),
+    ]
+    for argv, why in cases:
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and err.endswith("[EUSAGE]\n") and why in err, err
+        assert "secret" not in err
+
+
+def test_certify_refuses_a_boot_image_that_is_not_there(tmp_path, capsys, monkeypatch):
+    from maned_conformance import certify
+    monkeypatch.setenv("BARK_USER", "me")
+    monkeypatch.setenv("BARK_PASS", "pw")
+    assert certify.main(["--boot", str(tmp_path / "none.img"), "--out",
+                         str(tmp_path / "r")]) == 2
+    assert capsys.readouterr().err.endswith("[EUSAGE]\n")

@@ -12,7 +12,6 @@ connection at a time; jobs run on one executor thread; discovery probes are answ
 UDP (same address, --discovery-port, 0 = off) by a thread of their own.
 """
 import argparse
-import codecs
 import errno
 import os
 import select
@@ -29,14 +28,13 @@ from ..wire.constants import (
 from .. import job_memory
 from ..version import version_text
 from ..wire.alias import ALIAS_MAX, is_alias
-from ..wire.login import LOGIN_BODY_MAX, fits
+from ..wire.login import LOGIN_BODY_MAX, PASS_FILE_MAX, fits, password_of_file
 from . import http
 from .auth import Authenticator
 from ..blas import one_blas_thread
 from .discovery import Responder
 from .endpoints import Endpoints, default_config
 
-PASS_FILE_MAX = 4096  # bytes of BARK_PASS_FILE read (a password, not a stream)
 EXAMPLES = """examples:
   BARK_ALIAS=bob BARK_USER=me BARK_PASS=secret bark-worker serve --port 4780
   BARK_USER=me BARK_PASS_FILE=/run/secrets/bark_pass bark-worker serve --host 0.0.0.0
@@ -155,8 +153,7 @@ def _password(env) -> str:
     if not stat.S_ISREG(os.stat(env["BARK_PASS_FILE"]).st_mode):  # a FIFO would block open()
         raise OSError(errno.EINVAL, "not a regular file")
     with open(env["BARK_PASS_FILE"], "rb") as f:
-        first = f.read(PASS_FILE_MAX).split(b"\n", 1)[0].rstrip(b"\r")
-    return first.removeprefix(codecs.BOM_UTF8).decode("utf-8")
+        return password_of_file(f.read(PASS_FILE_MAX))
 
 
 def serve(args, env) -> int:

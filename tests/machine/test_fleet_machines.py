@@ -77,7 +77,7 @@ def test_without_dhcp_the_machine_falls_back_to_its_documented_address(private_n
                                                                        stick_copy, password):
     """No DHCP server on its network: after the DHCP wait the console says FALLBACK, the
     worker serves on 169.254.47.80 all the same, and a coordinator on that link reaches it."""
-    from maned_machine.guest.network import FALLBACK_ADDRESS
+    from maned_machine.guest.network import DHCP_WAIT_S, FALLBACK_ADDRESS
     ns = private_network(dhcp=False)
     image = stick_copy("bark-alone", USER, password)
     m = Machine(image, "bios", accelerator("auto"), prefix=["ip", "netns", "exec", ns],
@@ -85,7 +85,8 @@ def test_without_dhcp_the_machine_falls_back_to_its_documented_address(private_n
     try:
         assert m.wait_for("BOOT-COMPLETE", BOOT_DEADLINE_S), m.serial_text()[-3000:]
         address = FALLBACK_ADDRESS.split("/")[0]
-        assert re.search(rf"FALLBACK \(\S+ {re.escape(address)}: no DHCP answer in 30 s\)",
+        assert re.search(rf"FALLBACK \(\S+ {re.escape(address)}: no DHCP answer in "
+                         rf"{DHCP_WAIT_S} s\)",
                          m.serial_text())
         assert "DHCP: PASS" not in m.serial_text()
         probed = subprocess.run(
