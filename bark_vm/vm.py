@@ -17,7 +17,7 @@ from .wire.constants import (
     ABIS, DEFAULT_ABI, DEFAULT_MAX_PAYLOAD, FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNRS, WorkerError,
 )
 from .wire.frames import TruncatedFrame, error_json, read_frame, write_frame
-from .pipeline import WorkerConfig, handle
+from .request_handling import WorkerConfig, handle
 
 
 def _parser() -> argparse.ArgumentParser:

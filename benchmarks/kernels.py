@@ -13,7 +13,7 @@ from maned.interp.evaluate import evaluate
 from maned.lowering.envelopes import encode_job
 from maned.lowering.lower import lower
 from maned.catalogue import OpContext
-from maned.pipeline.compile import compile_script
+from maned.pipeline.intake import compile_script
 from maned.tensor import Tensor
 
 from .figures import Figure, sides_of

@@ -6,7 +6,7 @@ run BLAS on one thread (maned_bench pins its own, bark-worker and the VM theirs)
 efficiency above 1, which cannot be, is flagged, never reported."""
 from contextlib import ExitStack
 
-from bark_vm.pipeline import WorkerConfig, handle
+from bark_vm.request_handling import WorkerConfig, handle
 from bark_vm.wire.constants import SYNC_LIMIT
 
 from .figures import Figure, share

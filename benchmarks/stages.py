@@ -9,7 +9,7 @@ child's start and the local init and epilogue, amortised, included)."""
 import time
 from contextlib import ExitStack
 
-from bark_vm.pipeline import WorkerConfig, check_request, execute_request
+from bark_vm.request_handling import WorkerConfig, check_request, execute_request
 from maned.interp.evaluate import evaluate
 from maned.lang import ast
 from maned.lowering.envelopes import encode_job
@@ -19,7 +19,7 @@ from maned.ml.round_graphs import RoundGraphs, round_name
 from maned.ml.chunking import round_spans, steps_per_round
 from maned.ml.hyper import configurations
 from maned.catalogue import OpContext
-from maned.pipeline.compile import compile_script
+from maned.pipeline.intake import compile_script
 
 from . import data
 from .figures import Figure, sides_of

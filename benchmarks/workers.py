@@ -9,9 +9,9 @@ from pathlib import Path
 from bark_vm.container import docker_client, worker_container, worker_image, worker_process
 from maned.lowering.fixtures import build_fixture
 from maned.io.cli_values import parse_value
-from maned.pipeline.compile import compile_script
-from maned.targets.cdp import CdpDevice
-from maned.targets.vm import VmDevice
+from maned.pipeline.intake import compile_script
+from maned.dispatch.device_factory import VmChild, open_device
+from maned.dispatch.device_specs import Remote
 
 USER = "bench"
 TINY = """mnd::quantmax=1000;
@@ -34,7 +34,7 @@ def tiny_request() -> tuple[bytes, bytes]:
 
 @contextmanager
 def vm_device(alias: str = "vm"):
-    device = VmDevice(alias, [sys.executable, "-m", "bark_vm.vm", "--alias", alias])
+    device = open_device(alias, VmChild((sys.executable, "-m", "bark_vm.vm", "--alias", alias)))
     try:
         device.start()
         yield device
@@ -47,7 +47,7 @@ def http_device(alias: str = "bob"):
     """A bark-worker process on loopback and a logged-in CDP client for it."""
     password = secrets.token_hex(16)
     with worker_process(alias, USER, password) as w:
-        device = CdpDevice(alias, w.host, w.port, USER, password, None)
+        device = open_device(alias, Remote(w.host, w.port, USER, password, None))
         device.start()
         yield device
 
@@ -76,6 +76,6 @@ def container_device(alias: str = "box"):
     password = secrets.token_hex(16)
     image = worker_image(client, project_root())
     with worker_container(client, image, alias, USER, password) as w:
-        device = CdpDevice(alias, w.host, w.port, USER, password, None)
+        device = open_device(alias, Remote(w.host, w.port, USER, password, None))
         device.start()
         yield device

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from maned.diagnostics import MnError
 from maned.lang import ast
-from maned.pipeline.compile import compile_script
+from maned.pipeline.intake import compile_script
 
 CASES = Path(__file__).resolve().parent / "cases"
 TARGETS = ("local", "vm", "hardware")

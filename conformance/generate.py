@@ -11,15 +11,17 @@ import tomllib
 from pathlib import Path
 
 import maned
-from maned.ml.hyper import ABSENT, KEYS, REQUIRED
+from maned.ml_catalogue import ABSENT, REQUIRED, TRAINED, algorithm
 
 from .cases import CASES
 from .casewriter import (BINARY, EDGES, HEAD, MAX, MIN, NOT_ROUTABLE, PLANNED, REDUCE, UNARY,
                          case, flow, tensor, values)
 from .generate_edges import edge_cases
 
-def generate() -> dict[str, str]:
-    rng = random.Random(20261201)
+
+def binary_cases(rng: random.Random) -> dict[str, str]:
+    """Each binary op over shapes at int32 edge values, its broadcasts (R4) and rank-0 operands
+    (R5); div's zero divisors."""
     out: dict[str, str] = {}
     for op in BINARY:
         for shape in [(2, 3), (4,), (1, 1)]:
@@ -43,6 +45,12 @@ def generate() -> dict[str, str]:
     out["ops/div/zero_divisors.toml"] = case(
         "div by zero is 0, INT32_MIN / -1 is INT32_MIN", HEAD[0] + flow("a, b", "a b div r ="),
         {"a": tensor((4,), [7, -7, MIN, MIN]), "b": tensor((4,), [0, 0, -1, 0])})
+    return out
+
+
+def unary_cases(rng: random.Random) -> dict[str, str]:
+    """Each unary op over two shapes."""
+    out: dict[str, str] = {}
     for op in UNARY:
         shapes = [(2, 3), (3, 2, 2)] if op == "transpose" else [(2, 3), (5,)]
         for shape in shapes:
@@ -54,6 +62,12 @@ def generate() -> dict[str, str]:
                 rng.randint(-3000, 3000) for _ in range(n)]
             out[f"ops/{op}/{'x'.join(map(str, shape))}.toml"] = case(
                 f"{op} over {shape}", head + flow("a", f"a {op} r ="), {"a": tensor(shape, data)})
+    return out
+
+
+def softmax_cases(rng: random.Random) -> dict[str, str]:
+    """softmax along each axis, of rank 2 and rank 4."""
+    out: dict[str, str] = {}
     for axis in (None, 0, 1):
         p = "" if axis is None else f"{{axis: {axis}}} "
         out[f"ops/softmax/axis_{axis}.toml"] = case(
@@ -65,6 +79,12 @@ def generate() -> dict[str, str]:
             f"softmax along axis {axis} of a rank-4 tensor", HEAD[2] + flow(
                 "a", f"a {{axis: {axis}}} softmax r ="),
             {"a": tensor((2, 1, 2, 3), [rng.randint(-500, 500) for _ in range(12)])})
+    return out
+
+
+def reduce_cases(rng: random.Random) -> dict[str, str]:
+    """Each reduction along each axis, and its axis on a rank-0 operand refused."""
+    out: dict[str, str] = {}
     for op in REDUCE:
         for axis in (None, 0, 1, 2):
             p = "" if axis is None else f"{{axis: {axis}}} "
@@ -77,6 +97,12 @@ def generate() -> dict[str, str]:
         out[f"ops/{op}/rank0_axis_refused.toml"] = case(
             f"{op} with an axis on a rank-0 operand is refused on every target (ops §5.0)",
             HEAD[0] + flow("a", f"a {{axis: 0}} {op} r ="), {"a": "7"}, **PLANNED)
+    return out
+
+
+def rank0_refusal_cases(rng: random.Random) -> dict[str, str]:
+    """Ops that have no axis 0 on a rank-0 operand: refused on every target."""
+    out: dict[str, str] = {}
     out["ops/softmax/rank0_axis_refused.toml"] = case(
         "softmax with an axis on a rank-0 operand is refused on every target",
         HEAD[2] + flow("a", "a {axis: 0} softmax r ="), {"a": "7"}, **PLANNED)
@@ -86,31 +112,68 @@ def generate() -> dict[str, str]:
     out["ops/split/rank0_refused.toml"] = case(
         "{sections: 1} split of a rank-0 operand is refused on every target",
         HEAD[0] + flow("a", "a {sections: 1} split r ="), {"a": "7"}, **PLANNED)
+    return out
+
+
+def matmul_cases(rng: random.Random) -> dict[str, str]:
+    """matmul of three shapes at int32 edge values (wraps)."""
+    out: dict[str, str] = {}
     for m, k, n in [(2, 3, 2), (1, 1, 1), (3, 4, 5)]:
         out[f"ops/matmul/{m}x{k}x{n}.toml"] = case(
             f"matmul [{m},{k}]·[{k},{n}] at int32 edge values (wraps)",
             HEAD[0] + flow("a, b", "a b matmul r ="),
             {"a": tensor((m, k), values(rng, m * k)), "b": tensor((k, n), values(rng, k * n))})
+    return out
+
+
+def scalar_mul_cases(rng: random.Random) -> dict[str, str]:
+    """scalar_mul with the scalar on either side."""
+    out: dict[str, str] = {}
     out["ops/scalar_mul/both_sides.toml"] = case(
         "scalar_mul with the scalar on either side", HEAD[0] + flow(
             "a, s", "a s scalar_mul r = s a scalar_mul q =", "r, q"),
         {"a": tensor((2, 2), values(rng, 4)), "s": "-3"})
+    return out
+
+
+def concat_cases(rng: random.Random) -> dict[str, str]:
+    """concat along each axis of a rank-2 pair."""
+    out: dict[str, str] = {}
     for axis, other in ((0, (1, 2)), (1, (2, 3))):
         out[f"ops/concat/axis_{axis}.toml"] = case(
             f"concat of [2,2] and {list(other)} along axis {axis} (a first, then b)",
             HEAD[0] + flow("a, b", f"a b {{axis: {axis}}} concat r ="),
             {"a": tensor((2, 2), values(rng, 4)),
              "b": tensor(other, values(rng, other[0] * other[1], EDGES[::-1]))})
+    return out
+
+
+def reshape_cases(rng: random.Random) -> dict[str, str]:
+    """reshape by rows/cols and by a shape list."""
+    out: dict[str, str] = {}
     for shape in ["{rows: 3, cols: 2}", "{shape: [6]}", "{shape: [1, 2, 3]}"]:
         name = shape.strip("{}").replace(":", "").replace(" ", "").replace(",", "_")
         out[f"ops/reshape/{name.replace('[', '').replace(']', '')}.toml"] = case(
             f"reshape {shape}", HEAD[0] + flow("a", f"a {shape} reshape r ="),
             {"a": tensor((2, 3), values(rng, 6))})
+    return out
+
+
+def split_cases(rng: random.Random) -> dict[str, str]:
+    """split along each axis into sections."""
+    out: dict[str, str] = {}
     for axis, sections, index in [(0, 2, 1), (1, 3, 0), (1, 3, 2), (0, 1, 0)]:
         out[f"ops/split/a{axis}_s{sections}_i{index}.toml"] = case(
             f"split axis {axis} into {sections}, section {index}", HEAD[0] + flow(
                 "a", f"a {{axis: {axis}, sections: {sections}, index: {index}}} split r ="),
             {"a": tensor((2, 6), values(rng, 12))})
+    return out
+
+
+def conv2d_cases(rng: random.Random) -> dict[str, str]:
+    """conv2d over strides and paddings (with a seeded sample between the boundaries), the
+    refused and the unroutable ones, edge values and channels."""
+    out: dict[str, str] = {}
     sample = (rng.randint(64, 254), rng.randint(1, 254))  # seeded, between the boundaries
     for stride, padding in [(None, None), (1, 0), (2, 1), (0, 0), (3, 2), (1, 255), (255, 0),
                             (255, 255), sample]:
@@ -142,6 +205,13 @@ def generate() -> dict[str, str]:
         HEAD[0] + flow("x, k", "x k {stride: 1, padding: 1} conv2d r ="),
         {"x": tensor((2, 3, 3), [rng.randint(-9, 9) for _ in range(18)]),
          "k": tensor((2, 2, 2, 2), [rng.randint(-3, 3) for _ in range(16)])})
+    return out
+
+
+def pool_cases(rng: random.Random) -> dict[str, str]:
+    """maxpool2d and avgpool2d over kernels and strides, the wire's largest, a seeded sample,
+    and the refused and unroutable ones."""
+    out: dict[str, str] = {}
     for op in ("maxpool2d", "avgpool2d"):
         for k, s in [(2, None), (2, 1), (3, 3), (1, 1), (4, 2)]:
             p = f"kernel_size: {k}" + ("" if s is None else f", stride: {s}")
@@ -181,24 +251,42 @@ def generate() -> dict[str, str]:
                 f"{op} {{{p}}} does not fit the wire's byte: refused before sending",
                 HEAD[0] + flow("x", f"x {{{p}}} {op} r ="), {"x": tensor((4, 4), values(rng, 16))},
                 **NOT_ROUTABLE)
+    return out
+
+
+def edge_value_cases(rng: random.Random) -> dict[str, str]:
+    """sigmoid, tanh and layernorm over the int32 edge values."""
+    out: dict[str, str] = {}
     for op in ("sigmoid", "tanh", "layernorm"):
         out[f"ops/{op}/edges.toml"] = case(
             f"{op} over the int32 edge values", (HEAD[2] if op != "layernorm" else HEAD[0])
             + flow("a", f"a {op} r ="), {"a": tensor((len(EDGES),), EDGES)})
+    return out
+
+
+def batchnorm_cases(rng: random.Random) -> dict[str, str]:
+    """batchnorm with x at the int32 edge values, and with [1] statistics broadcast (R31)."""
+    out: dict[str, str] = {}
     out["ops/batchnorm/edges.toml"] = case(
         "batchnorm with x at the int32 edge values", HEAD[2] + flow(
             "x, m, v, g, b", "x m v g b batchnorm r ="),
         {"x": tensor((len(EDGES),), EDGES), "m": "1:-7", "v": "1:2147483647", "g": f"1:{MIN}",
          "b": f"1:{MAX}"})
-    chain = " ".join(f"v{i} a add v{i + 1} =" for i in range(254))
-    out["envelopes/slots_256.toml"] = case(
-        "a flow of exactly 256 values: it fills an ABI-1 register file to the last slot",
-        HEAD[0] + flow("a", f"a a add v0 = {chain}", "v254"), {"a": "2:1,-1"})
     out["ops/batchnorm/broadcast.toml"] = case(
         "batchnorm with [1] statistics broadcast over x (R31)", HEAD[2] + flow(
             "x, m, v, g, b", "x m v g b batchnorm r ="),
         {"x": tensor((2, 3), [rng.randint(-900, 900) for _ in range(6)]), "m": "1:10",
          "v": "1:400", "g": "1:150", "b": "1:-20"})
+    return out
+
+
+def envelope_cases(rng: random.Random) -> dict[str, str]:
+    """Envelopes: a flow of 256 values, an int8 envelope, literals hoisted to inputs (D4)."""
+    out: dict[str, str] = {}
+    chain = " ".join(f"v{i} a add v{i + 1} =" for i in range(254))
+    out["envelopes/slots_256.toml"] = case(
+        "a flow of exactly 256 values: it fills an ABI-1 register file to the last slot",
+        HEAD[0] + flow("a", f"a a add v0 = {chain}", "v254"), {"a": "2:1,-1"})
     out["envelopes/int8.toml"] = case(
         "an int8 envelope (quant range -1..1 at quantres 0): values travel as one byte",
         HEAD["int8"] + flow("a, b", "a b add c = c b mul r =", "r"),
@@ -207,65 +295,98 @@ def generate() -> dict[str, str]:
         "literals a CONST cannot carry travel as extra inputs (D4)", HEAD[0] + flow(
             "a", "a 70000 add b = b [[1,2],[3,4]] mul c = c -40000 sub r =", "r"),
         {"a": tensor((2, 2), values(rng, 4))})
-    for rel, text in edge_cases().items():
-        assert rel not in out, rel
-        out[rel] = text
+    return out
+
+
+# The op and envelope families, in the order they draw from the one seeded stream: a new
+# family goes last, or every sample after it changes.
+OP_FAMILIES = (binary_cases, unary_cases, softmax_cases, reduce_cases, rank0_refusal_cases,
+               matmul_cases, scalar_mul_cases, concat_cases, reshape_cases, split_cases,
+               conv2d_cases, pool_cases, edge_value_cases, batchnorm_cases, envelope_cases)
+
+
+def generate() -> dict[str, str]:
+    """Every op and envelope family's cases, then the numeric edges (generate_edges.py)."""
+    rng = random.Random(20261201)
+    out: dict[str, str] = {}
+    for cases in [family(rng) for family in OP_FAMILIES] + [edge_cases()]:
+        for rel, text in cases.items():
+            assert rel not in out, rel
+            out[rel] = text
     return out
 
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-TIER_B = ("kmeans", "knn", "naive_bayes", "decision_tree", "isolation_forest")
+# A sweep for each Tier A algorithm outside the gradient-descent family (whose sweep is over
+# lr): the key, its values, and the return names (each configuration's model and second).
 SWEEPS = [("xgboost", "eta", "[20, 30]", "m0, l0, m1, l1"),
           ("hmm", "iters", "[2, 3]", "m0, s0, m1, s1")]
-ALGORITHMS = ["linear_regression", "logistic_regression", "svm", "kmeans", "knn",
-              "naive_bayes", "decision_tree", "isolation_forest", "xgboost", "hmm"]
 
 
 def ml_cases() -> dict[str, str]:
-    """Every calc::ml:: algorithm from its teaching example (its definition only: a
-    predict flow is local-only), and for the gradient-descent family a sweep and a small
-    budget that forces many rounds."""
+    """Every calc::ml:: algorithm that trains, in catalogue order, from its teaching example
+    (its definition only: a predict flow is local-only); for the gradient-descent family a
+    sweep and a small budget that forces many rounds, for the other Tier A algorithms the
+    smallest budget each trains with and one below, and a sweep."""
     out = {}
-    for algo in ALGORITHMS:
-        text = (EXAMPLES / f"{algo}.mnd").read_text(encoding="utf-8")
-        text = re.sub(r"@device\([^)]*\)\s*", "", text)
-        text = "\n".join(ln for ln in text.splitlines() if not ln.startswith("device::"))
-        text = text[:text.index("calc::lambda_flow")] if "calc::lambda_flow" in text else text
-        text = text.rstrip() + "\n"
-        if algo in TIER_B:  # coordinator-only (E027 when routed): the reference alone
+    for algo in TRAINED:
+        text = _example(algo)
+        if algorithm(algo).tier == "B":  # coordinator-only (E027 when routed): the reference
             out[f"ml/{algo}/defaults.toml"] = case(
                 f"{algo} as its example trains it (coordinator-only: the reference target)",
                 text, targets=["local"])
             continue
         out[f"ml/{algo}/defaults.toml"] = case(f"{algo} as its example trains it", text)
-        if algo in ("xgboost", "hmm"):  # the smallest budget it trains with, and one below
-            for low, small in zip((32, 64, 128), (64, 128, 256)):
-                run = maned.run(source=_with_key(text, "budget", str(small)))
-                if run.exit_code == 0:
-                    out[f"ml/{algo}/budget_{small}.toml"] = case(
-                        f"{algo} with budget: {small}, which forces "
-                        f"{sum('#r' in j.flow for j in run.jobs)} rounds",
-                        _with_key(text, "budget", str(small)))
-                    refused = maned.run(source=_with_key(text, "budget", str(low)))
-                    out[f"ml/{algo}/budget_{low}_refused.toml"] = case(
-                        f"{algo} with budget: {low}, too small for one step, is refused on "
-                        "every target", _with_key(text, "budget", str(low)),
-                        refused={"code": refused.diagnostics[0].code, "by": "planning"},
-                        targets=["local", "vm"])
-                    break
-        if algo in ("linear_regression", "logistic_regression", "svm"):
-            many = re.sub(r"iters: *\d+", "iters: 120", text).replace(
-                "features: 2", "features: 2, budget: 64")
-            out[f"ml/{algo}/budget_64.toml"] = case(
-                f"{algo} with budget: 64, which forces many rounds", many)
-            sweep = re.sub(r"lr: *\d+", "lr: [2, 5, 10]", many)
-            sweep = re.sub(r"return model, loss;", "return m0, l0, m1, l1, m2, l2;", sweep)
-            out[f"ml/{algo}/sweep.toml"] = case(f"{algo}: a three-value lr sweep", sweep)
+        gd = algorithm(algo).module == "gd"
+        out.update(_gd_cases(algo, text) if gd else _budget_cases(algo, text))
     for algo, key, swept, returns in SWEEPS:
         text = _script_of(out[f"ml/{algo}/defaults.toml"])
         sweep = re.sub(r"return model, \w+;", f"return {returns};", _with_key(text, key, swept))
         if maned.run(source=sweep).exit_code == 0:
             out[f"ml/{algo}/sweep.toml"] = case(f"{algo}: a sweep over {key} {swept}", sweep)
+    return out
+
+
+def _example(algo: str) -> str:
+    """The algorithm's teaching example, unrouted, up to its first lambda flow."""
+    text = (EXAMPLES / f"{algo}.mnd").read_text(encoding="utf-8")
+    text = re.sub(r"@device\([^)]*\)\s*", "", text)
+    text = "\n".join(ln for ln in text.splitlines() if not ln.startswith("device::"))
+    text = text[:text.index("calc::lambda_flow")] if "calc::lambda_flow" in text else text
+    return text.rstrip() + "\n"
+
+
+def _budget_cases(algo: str, text: str) -> dict[str, str]:
+    """The smallest budget the algorithm trains with, and the one below it, refused."""
+    out = {}
+    for low, small in zip((32, 64, 128), (64, 128, 256)):
+        run = maned.run(source=_with_key(text, "budget", str(small)))
+        if run.exit_code == 0:
+            out[f"ml/{algo}/budget_{small}.toml"] = case(
+                f"{algo} with budget: {small}, which forces "
+                f"{sum('#r' in j.flow for j in run.jobs)} rounds",
+                _with_key(text, "budget", str(small)))
+            refused = maned.run(source=_with_key(text, "budget", str(low)))
+            out[f"ml/{algo}/budget_{low}_refused.toml"] = case(
+                f"{algo} with budget: {low}, too small for one step, is refused on "
+                "every target", _with_key(text, "budget", str(low)),
+                refused={"code": refused.diagnostics[0].code, "by": "planning"},
+                targets=["local", "vm"])
+            break
+    return out
+
+
+def _gd_cases(algo: str, text: str) -> dict[str, str]:
+    """A gradient-descent algorithm with budget 64, which forces many rounds, and a
+    three-value lr sweep."""
+    out = {}
+    many = re.sub(r"iters: *\d+", "iters: 120", text).replace(
+        "features: 2", "features: 2, budget: 64")
+    out[f"ml/{algo}/budget_64.toml"] = case(
+        f"{algo} with budget: 64, which forces many rounds", many)
+    sweep = re.sub(r"lr: *\d+", "lr: [2, 5, 10]", many)
+    sweep = re.sub(r"return model, loss;", "return m0, l0, m1, l1, m2, l2;", sweep)
+    out[f"ml/{algo}/sweep.toml"] = case(f"{algo}: a three-value lr sweep", sweep)
     return out
 
 
@@ -282,16 +403,16 @@ def hyper_cases(base: dict[str, str]) -> dict[str, str]:
     where the reference trains it (checked now, so every committed case is a runnable one;
     the routed targets must then agree with it)."""
     out = {}
-    for algo in ALGORITHMS:
+    for algo in TRAINED:
         text = _script_of(base[f"ml/{algo}/defaults.toml"])
-        for key in KEYS[algo]:
+        for key in algorithm(algo).keys:
             if key.default in (REQUIRED, ABSENT) or key.name == "budget":
                 continue
             for value in _other_values(key, text):
                 varied = _with_key(text, key.name, value)
                 if maned.run(source=varied).exit_code != 0:
                     continue
-                extra = {"targets": ["local"]} if algo in TIER_B else {}
+                extra = {"targets": ["local"]} if algorithm(algo).tier == "B" else {}
                 out[f"ml/{algo}/{key.name}_{value}.toml"] = case(
                     f"{algo} with {key.name}: {value}", varied, **extra)
                 break

@@ -4,7 +4,7 @@ softmax, shapes, matmul, scalar_mul, comparisons and logic, unary, envelopes), e
 own seeded values, called by `generate.py`."""
 import random
 
-from bark_vm.wire.constants import DTYPE_INT8, DTYPE_INT32
+from bark_vm.wire.constants import DTYPE_INT8, DTYPE_INT32, MAX_RANK
 from bark_vm.wire.envelope import wire_dtype
 
 from .casewriter import (BY_WORKER, EDGES, HEAD, MAX, MIN, NOT_ROUTABLE, OUT_OF_ENVELOPE,
@@ -570,8 +570,9 @@ def runtime_refusal_edges() -> dict[str, str]:
             "on every target (W11: SHAPE_MISMATCH)", HEAD[0] + flow("a", f"a {{axis: 2}} {op} r ="),
             {"a": _pick(rng, (2, 3))}, **BY_WORKER)
     out["ops/transpose/rank1_refused.toml"] = case(
-        "transpose of a rank-1 [3] tensor is refused on every target (ranks 2 to 4: "
-        "SHAPE_MISMATCH)", HEAD[0] + flow("a", "a transpose r ="), {"a": _pick(rng, (3,))},
+        "transpose of a rank-1 [3] tensor is refused on every target (ranks 2 to "
+        f"{MAX_RANK}: SHAPE_MISMATCH)", HEAD[0] + flow("a", "a transpose r ="),
+        {"a": _pick(rng, (3,))},
         **BY_WORKER)
     for name, a, b in [("left", (3,), (3, 2)), ("right", (2, 3), (3,))]:
         out[f"ops/matmul/rank1_{name}_refused.toml"] = case(

@@ -13,7 +13,7 @@ from typing import Callable
 
 from bark_vm.wire import ir
 from bark_vm.wire.constants import (
-    ABSENT_DIM, MAX_LEVEL, MAX_TENSORS, MNPK_HEADER_BYTES, RF_SLOTS,
+    ABSENT_DIM, MAX_LEVEL, MAX_RANK, MAX_TENSORS, MNPK_HEADER_BYTES, RF_SLOTS,
 )
 from bark_vm.wire.envelope import ELEM_FORMAT, Entry, QuantBlock, encode_entry, encode_request
 from bark_vm.wire.ir import Instr, Module, encode_module
@@ -97,9 +97,9 @@ def _rank0(p: Pieces, blob: bytes, e: Entry) -> bytes:
     return _head(blob[0], p.quant.dtype, ()) + _values(p.quant.dtype, e[1][:1])
 
 
-def _rank5(p: Pieces, blob: bytes, e: Entry) -> bytes:
-    """Rank 5: the dims padded with 1s, the data as it was."""
-    dims = tuple(e[0]) + (1,) * (5 - len(e[0]))
+def _rank_past_max(p: Pieces, blob: bytes, e: Entry) -> bytes:
+    """Rank MAX_RANK + 1: the dims padded with 1s, the data as it was."""
+    dims = tuple(e[0]) + (1,) * (MAX_RANK + 1 - len(e[0]))
     return _head(blob[0], p.quant.dtype, dims) + _values(p.quant.dtype, e[1])
 
 
@@ -453,8 +453,10 @@ MALFORMATIONS: dict[str, Malformation] = {
                             "the last entry repeats the previous param_index, not its position"),
     "entry_dtype": _s2(_entry(0, _other_dtype), "an entry's dtype differs from the quant "
                        "dtype (its data framed in its own dtype) [W13]"),
-    "entry_rank_0": _s2(_entry(0, _rank0), "an entry of rank 0 (no dims, one element), not 1..4"),
-    "entry_rank_5": _s2(_entry(0, _rank5), "an entry of rank 5 (dims padded with 1s), not 1..4"),
+    "entry_rank_0": _s2(_entry(0, _rank0), "an entry of rank 0 (no dims, one element), "
+                        f"not 1..{MAX_RANK}"),
+    "entry_rank_5": _s2(_entry(0, _rank_past_max), f"an entry of rank {MAX_RANK + 1} (dims "
+                        f"padded with 1s), not 1..{MAX_RANK}"),
     "entry_reserved": _s2(_entry(0, lambda p, b, e: b[:3] + b"\x01" + b[4:]),
                           "an entry's reserved byte not 0"),
     "entry_zero_dim": _s2(_entry(0, _zero_dim), "an entry with a zero dim (and no data)"),

@@ -2,10 +2,12 @@
 the outputs; and which failures mean the worker was never asked the case (NOT_ASKED) or
 is broken (BROKEN). Shared by the case runner, the request cases and the reports."""
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
-from maned.targets.target import FAILURE_KINDS
+from maned.failures import FAILURE_KINDS
 
-STATUSES = ("pass", "fail", "not_supported", "timeout", "error")
+Status = Literal["pass", "fail", "not_supported", "timeout", "error"]
+STATUSES: tuple[str, ...] = get_args(Status)  # in the reports' order
 BROKEN = set(FAILURE_KINDS) - {"timeout"}  # a device that failed, not one that was slow
 
 
@@ -13,7 +15,7 @@ BROKEN = set(FAILURE_KINDS) - {"timeout"}  # a device that failed, not one that 
 class Outcome:
     case: str
     target: str
-    status: str
+    status: Status
     detail: str = ""
     outputs: dict = field(default_factory=dict)  # {flow: {output: [values]}}, or refused
     asked: bool = True  # False: listed, but never put to the worker (an `error` saying why)

@@ -12,7 +12,7 @@ from bark_vm.wire.constants import LOCKED, STATUS_PATH
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
 from bark_vm.wire.strict_json import object_field
-from maned.targets.http_exchange import ExchangeFailure
+from maned.failures import DeviceFailure
 
 from .protocol import Probe
 from .report import display
@@ -37,13 +37,13 @@ def preflight(url: str, host: str, port: int, user: str, password: str,
     probe = Probe(host, port, user, password, deadline_s)
     try:
         code, _, body = probe.call("GET", STATUS_PATH, proto=False)
-    except (ExchangeFailure, OSError, socket.timeout) as e:
+    except (DeviceFailure, OSError, socket.timeout) as e:
         raise OperatorError(f"no worker answers at {url}: {e}; check the URL and that the "
                             "worker is running") from None
     status = accepted_status(url, code, body)
     try:
         code, _, body = probe.login(user, password)
-    except (ExchangeFailure, OSError, socket.timeout) as e:
+    except (DeviceFailure, OSError, socket.timeout) as e:
         raise OperatorError(f"the worker at {url} did not answer the login: {e}") from None
     token = object_field(body, "token") if code == 200 else None
     if isinstance(token, str) and token:

@@ -8,6 +8,8 @@ is asked before its job is done. A check passes or fails with what the worker an
 import json
 import socket
 import time
+from collections.abc import Callable
+from functools import partial
 from math import isqrt
 
 from bark_vm.wire.constants import (AUTH_PATH, ERROR_STATUS, EXECUTE_PATH, JOB_PATH,
@@ -20,9 +22,10 @@ from maned.lowering.fixtures import DEFAULTS, MUTATIONS, build_fixture, mutate
 from maned.io.cli_values import parse_value
 from maned.lowering.envelopes import encode_job
 from maned.lowering.lower import lower
-from maned.pipeline.compile import compile_script
+from maned.pipeline.intake import compile_script
 from maned.tensor import Tensor
-from maned.targets.http_exchange import Exchange, ExchangeFailure
+from maned.failures import DeviceFailure
+from maned.targets.http_exchange import Exchange
 from maned.targets.bounds import CONNECT_TIMEOUT_S, MAX_HEAD_BYTES
 
 from .outcome import Outcome, not_run
@@ -196,7 +199,7 @@ def _drain(p: Probe, expected: dict[int, bytes | None]) -> Exception | None:
         try:
             _wait_done(p, job, end)
             _read(p, job, mnrs)
-        except (Failed, ExchangeFailure, socket.timeout) as e:
+        except (Failed, DeviceFailure, socket.timeout) as e:
             first = first or e
     return first
 
@@ -222,149 +225,183 @@ class Slots:
             raise failure
 
 
-def checks(p: Probe):
-    """(name, check) in report order; a check raises Failed or returns a detail."""
-    state = {}
+_CHECKS: list[tuple[str, Callable]] = []  # (name, check) in report order
 
-    def status():
-        code, ctype, body = p.call("GET", STATUS_PATH, proto=False)
-        if code != 200 or ctype != "application/json":
-            raise Failed(f"GET /api/status answered HTTP {code} {ctype!r}")
-        try:
-            state["status"] = s = parse_status(body)
-        except ValueError as e:
-            raise Failed(f"the status breaks a rule: {e}") from None
-        if s.proto != 1:
-            raise Failed(f"the status says proto {s.proto}, not 1")
-        return f"ABI v{s.ir}, {len(s.ops)} ops, max_payload {s.max_payload}"
 
-    def proto_version():
-        _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", b"x", proto=False),
-                  "PROTO_VERSION", "a request without X-Maned-Proto")
+def _check(f: Callable) -> Callable:
+    """Register f(probe, state) as the check `protocol/<its name>`, after those before it
+    (the report's order). A check raises Failed (or NotChecked) or returns a detail; `state`
+    is what one run's checks share: the worker's status, the golden request."""
+    _CHECKS.append((f.__name__, f))
+    return f
 
-    def auth_required():
-        _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", b"x"), "AUTH_REQUIRED",
-                  "an execute without a token")
 
-    def auth_failed():
-        _error_of(p.login(p.user, "not-" + (p.password or "")), "AUTH_FAILED",
-                  "a wrong password")
-        if p.login(p.user, p.password)[0] != 200:  # resets the user's count of failures:
-            raise Failed("the right password was refused after one wrong one")  # no lock
+@_check
+def status(p: Probe, state: dict) -> str | None:
+    code, ctype, body = p.call("GET", STATUS_PATH, proto=False)
+    if code != 200 or ctype != "application/json":
+        raise Failed(f"GET /api/status answered HTTP {code} {ctype!r}")
+    try:
+        state["status"] = s = parse_status(body)
+    except ValueError as e:
+        raise Failed(f"the status breaks a rule: {e}") from None
+    if s.proto != 1:
+        raise Failed(f"the status says proto {s.proto}, not 1")
+    return f"ABI v{s.ir}, {len(s.ops)} ops, max_payload {s.max_payload}"
 
-    def lockout():
-        for _ in range(3):
-            _error_of(p.login(LOCKED_NAME, "wrong"), "AUTH_FAILED", "a failed login")
-        answer = p.login(LOCKED_NAME, "wrong")
-        _error_of(answer, "AUTH_FAILED", "a fourth login")
-        if object_field(answer[2], "detail") != "locked":
-            raise Failed("three failed logins did not lock the name")
 
-    def golden_sync():
-        lowered, mnpk, mnrs = _golden(state["status"].ir)
-        state["golden"] = (lowered, mnpk, mnrs)
-        code, ctype, body = p.call("POST", f"{EXECUTE_PATH}?mode=sync", mnpk, token=True,
-                                   headers={"Content-Type": "application/x-maned-mnpk"})
+@_check
+def proto_version(p: Probe, state: dict) -> str | None:
+    _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", b"x", proto=False),
+              "PROTO_VERSION", "a request without X-Maned-Proto")
+
+
+@_check
+def auth_required(p: Probe, state: dict) -> str | None:
+    _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", b"x"), "AUTH_REQUIRED",
+              "an execute without a token")
+
+
+@_check
+def auth_failed(p: Probe, state: dict) -> str | None:
+    _error_of(p.login(p.user, "not-" + (p.password or "")), "AUTH_FAILED",
+              "a wrong password")
+    if p.login(p.user, p.password)[0] != 200:  # resets the user's count of failures:
+        raise Failed("the right password was refused after one wrong one")  # no lock
+
+
+@_check
+def lockout(p: Probe, state: dict) -> str | None:
+    for _ in range(3):
+        _error_of(p.login(LOCKED_NAME, "wrong"), "AUTH_FAILED", "a failed login")
+    answer = p.login(LOCKED_NAME, "wrong")
+    _error_of(answer, "AUTH_FAILED", "a fourth login")
+    if object_field(answer[2], "detail") != "locked":
+        raise Failed("three failed logins did not lock the name")
+
+
+@_check
+def golden_sync(p: Probe, state: dict) -> str | None:
+    lowered, mnpk, mnrs = _golden(state["status"].ir)
+    state["golden"] = (lowered, mnpk, mnrs)
+    code, ctype, body = p.call("POST", f"{EXECUTE_PATH}?mode=sync", mnpk, token=True,
+                               headers={"Content-Type": "application/x-maned-mnpk"})
+    if (code, body) != (200, mnrs):
+        raise Failed(f"the golden request answered HTTP {code}, {len(body)} bytes, not the "
+                     f"expected {len(mnrs)}-byte MNRS")
+    return f"{len(mnpk)}-byte request, {len(mnrs)}-byte result, byte for byte"
+
+
+@_check
+def v1_module(p: Probe, state: dict) -> str | None:
+    """wire-golden §6.1 step 3: a v2 worker runs v1 modules; the golden and a flow with
+    a CONST 0 lowered at ABI 1 answer the reference's MNRS byte for byte."""
+    for script in (GOLDEN_SCRIPT, ZERO_SCRIPT):
+        _, mnpk, mnrs = _golden(1, script)
+        code, _, body = p.call("POST", f"{EXECUTE_PATH}?mode=sync", mnpk, token=True,
+                               headers={"Content-Type": "application/x-maned-mnpk"})
         if (code, body) != (200, mnrs):
-            raise Failed(f"the golden request answered HTTP {code}, {len(body)} bytes, not the "
-                         f"expected {len(mnrs)}-byte MNRS")
-        return f"{len(mnpk)}-byte request, {len(mnrs)}-byte result, byte for byte"
-
-    def v1_module():
-        """wire-golden §6.1 step 3: a v2 worker runs v1 modules; the golden and a flow with
-        a CONST 0 lowered at ABI 1 answer the reference's MNRS byte for byte."""
-        for script in (GOLDEN_SCRIPT, ZERO_SCRIPT):
-            _, mnpk, mnrs = _golden(1, script)
-            code, _, body = p.call("POST", f"{EXECUTE_PATH}?mode=sync", mnpk, token=True,
-                                   headers={"Content-Type": "application/x-maned-mnpk"})
-            if (code, body) != (200, mnrs):
-                raise Failed(f"a v1 module ({len(mnpk)} bytes) answered HTTP {code}, "
-                             f"{len(body)} bytes, not the expected {len(mnrs)}-byte MNRS")
-        return "two v1 modules (the golden, and a CONST 0) answered byte for byte"
-
-    def mutations():
-        lowered, mnpk, _ = state["golden"]
-        for name in MUTATIONS:
-            _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", mutate(mnpk, name,
-                                                                      lowered.module),
-                             token=True), MUTATION_CODES[name], f"the {name} mutation")
-
-    def too_large():
-        cap = state["status"].max_payload
-        _error_of(p.head_only(EXECUTE_PATH, cap + 1), "TOO_LARGE",
-                  f"a body of max_payload + 1 ({cap + 1}) bytes")
-
-    def too_large_for_sync():
-        _error_of(p.head_only(f"{EXECUTE_PATH}?mode=sync", SYNC_LIMIT), "TOO_LARGE_FOR_SYNC",
-                  f"a sync body of {SYNC_LIMIT} bytes")
-
-    def async_read_once():
-        _, mnpk, mnrs = state["golden"]
-        with Slots(p) as slots:
-            job = slots.submit(mnpk, mnrs)
-            _wait_done(p, job, time.monotonic() + POLL_LIMIT_S)
-            _error_of(p.call("DELETE", f"{JOB_PATH}?id={job}", token=True), "NOT_READY",
-                      "cancelling a finished job (DESIGN R43: 409)")
-            del slots.unread[job]  # read here, once: the second read must find nothing
-            _read(p, job, mnrs)
-        _error_of(p.call("GET", f"{RESULT_PATH}?id={job}", token=True), "NO_SUCH_JOB",
-                  "a second read of a result")
-
-    def exec_failed():
-        _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", _overflow(state["status"].ir),
-                         token=True, headers={"Content-Type": "application/x-maned-mnpk"}),
-                  "EXEC_FAILED", "an int8 job whose output (200) does not fit int8")
-
-    def busy():
-        """Every free slot filled with async jobs (each holds its slot until its result is
-        read), then one job too many; once read back, a slot is free again."""
-        _, mnpk, mnrs = state["golden"]
-        now = parse_status(p.call("GET", STATUS_PATH, proto=False)[2])
-        free = now.jobs_capacity - now.jobs_running
-        if now.jobs_capacity > MAX_SLOTS_CHECKED or free < 1:
-            raise NotChecked(f"{now.jobs_capacity} job slots, {now.jobs_running} occupied: "
-                             f"BUSY is checked with 1..{MAX_SLOTS_CHECKED} free slots")
-        with Slots(p) as slots:
-            for _ in range(free):
-                slots.submit(mnpk, mnrs)
-            extra = p.call("POST", EXECUTE_PATH, mnpk, token=True)
-            if extra[0] == 202 and isinstance(object_field(extra[2], "job"), int):
-                slots.unread[object_field(extra[2], "job")] = mnrs  # accepted: read it too
-            _error_of(extra, "BUSY", f"an async submit with all {now.jobs_capacity} slots "
-                      "occupied")
-        with Slots(p) as slots:
-            slots.submit(mnpk, mnrs)  # the slots are free again
-        return f"{free} free slots filled, then BUSY"
-
-    def not_ready():
-        """A golden job queued behind a heavy one: its result asked at once is NOT_READY.
-        A worker fast enough to finish both first is not wrong: the detail says so."""
-        _, mnpk, mnrs = state["golden"]
-        s = state["status"]
-        with Slots(p) as slots:
-            slots.submit(_heavy(s.ir, s.max_payload), None)
-            job = slots.submit(mnpk, mnrs)
-            code, _, body = p.call("GET", f"{RESULT_PATH}?id={job}", token=True)
-            if code == 200 and body == mnrs:
-                del slots.unread[job]
-                return "not observed: both jobs were done before the result was asked"
-            _error_of((code, "", body), "NOT_READY", "the result of a job not yet done")
-        return "NOT_READY for a job queued behind another"
-
-    def unknown_job():
-        _error_of(p.call("GET", f"{JOB_PATH}?id=987654321", token=True), "NO_SUCH_JOB",
-                  "an unknown job id")
-
-    return [("status", status), ("proto_version", proto_version),
-            ("auth_required", auth_required), ("auth_failed", auth_failed),
-            ("lockout", lockout), ("golden_sync", golden_sync), ("v1_module", v1_module),
-            ("mutations", mutations),
-            ("too_large", too_large), ("too_large_for_sync", too_large_for_sync),
-            ("async_read_once", async_read_once), ("unknown_job", unknown_job),
-            ("exec_failed", exec_failed), ("busy", busy), ("not_ready", not_ready)]
+            raise Failed(f"a v1 module ({len(mnpk)} bytes) answered HTTP {code}, "
+                         f"{len(body)} bytes, not the expected {len(mnrs)}-byte MNRS")
+    return "two v1 modules (the golden, and a CONST 0) answered byte for byte"
 
 
-CHECKS = tuple(name for name, _ in checks(None))  # the checks' names, in report order
+@_check
+def mutations(p: Probe, state: dict) -> str | None:
+    lowered, mnpk, _ = state["golden"]
+    for name in MUTATIONS:
+        _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", mutate(mnpk, name,
+                                                                  lowered.module),
+                         token=True), MUTATION_CODES[name], f"the {name} mutation")
+
+
+@_check
+def too_large(p: Probe, state: dict) -> str | None:
+    cap = state["status"].max_payload
+    _error_of(p.head_only(EXECUTE_PATH, cap + 1), "TOO_LARGE",
+              f"a body of max_payload + 1 ({cap + 1}) bytes")
+
+
+@_check
+def too_large_for_sync(p: Probe, state: dict) -> str | None:
+    _error_of(p.head_only(f"{EXECUTE_PATH}?mode=sync", SYNC_LIMIT), "TOO_LARGE_FOR_SYNC",
+              f"a sync body of {SYNC_LIMIT} bytes")
+
+
+@_check
+def async_read_once(p: Probe, state: dict) -> str | None:
+    _, mnpk, mnrs = state["golden"]
+    with Slots(p) as slots:
+        job = slots.submit(mnpk, mnrs)
+        _wait_done(p, job, time.monotonic() + POLL_LIMIT_S)
+        _error_of(p.call("DELETE", f"{JOB_PATH}?id={job}", token=True), "NOT_READY",
+                  "cancelling a finished job (DESIGN R43: 409)")
+        del slots.unread[job]  # read here, once: the second read must find nothing
+        _read(p, job, mnrs)
+    _error_of(p.call("GET", f"{RESULT_PATH}?id={job}", token=True), "NO_SUCH_JOB",
+              "a second read of a result")
+
+
+@_check
+def unknown_job(p: Probe, state: dict) -> str | None:
+    _error_of(p.call("GET", f"{JOB_PATH}?id=987654321", token=True), "NO_SUCH_JOB",
+              "an unknown job id")
+
+
+@_check
+def exec_failed(p: Probe, state: dict) -> str | None:
+    _error_of(p.call("POST", f"{EXECUTE_PATH}?mode=sync", _overflow(state["status"].ir),
+                     token=True, headers={"Content-Type": "application/x-maned-mnpk"}),
+              "EXEC_FAILED", "an int8 job whose output (200) does not fit int8")
+
+
+@_check
+def busy(p: Probe, state: dict) -> str | None:
+    """Every free slot filled with async jobs (each holds its slot until its result is
+    read), then one job too many; once read back, a slot is free again."""
+    _, mnpk, mnrs = state["golden"]
+    now = parse_status(p.call("GET", STATUS_PATH, proto=False)[2])
+    free = now.jobs_capacity - now.jobs_running
+    if now.jobs_capacity > MAX_SLOTS_CHECKED or free < 1:
+        raise NotChecked(f"{now.jobs_capacity} job slots, {now.jobs_running} occupied: "
+                         f"BUSY is checked with 1..{MAX_SLOTS_CHECKED} free slots")
+    with Slots(p) as slots:
+        for _ in range(free):
+            slots.submit(mnpk, mnrs)
+        extra = p.call("POST", EXECUTE_PATH, mnpk, token=True)
+        if extra[0] == 202 and isinstance(object_field(extra[2], "job"), int):
+            slots.unread[object_field(extra[2], "job")] = mnrs  # accepted: read it too
+        _error_of(extra, "BUSY", f"an async submit with all {now.jobs_capacity} slots "
+                  "occupied")
+    with Slots(p) as slots:
+        slots.submit(mnpk, mnrs)  # the slots are free again
+    return f"{free} free slots filled, then BUSY"
+
+
+@_check
+def not_ready(p: Probe, state: dict) -> str | None:
+    """A golden job queued behind a heavy one: its result asked at once is NOT_READY.
+    A worker fast enough to finish both first is not wrong: the detail says so."""
+    _, mnpk, mnrs = state["golden"]
+    s = state["status"]
+    with Slots(p) as slots:
+        slots.submit(_heavy(s.ir, s.max_payload), None)
+        job = slots.submit(mnpk, mnrs)
+        code, _, body = p.call("GET", f"{RESULT_PATH}?id={job}", token=True)
+        if code == 200 and body == mnrs:
+            del slots.unread[job]
+            return "not observed: both jobs were done before the result was asked"
+        _error_of((code, "", body), "NOT_READY", "the result of a job not yet done")
+    return "NOT_READY for a job queued behind another"
+
+
+def checks(p: Probe) -> list[tuple[str, Callable[[], str | None]]]:
+    """(name, check) in report order, bound to one probe and one run's shared state."""
+    state: dict = {}
+    return [(name, partial(f, p, state)) for name, f in _CHECKS]
+
+
+CHECKS = tuple(name for name, _ in _CHECKS)  # the checks' names, in report order
 
 
 def run_protocol(host: str, port: int, user, password, deadline_s: float,
@@ -385,18 +422,17 @@ def run_protocol(host: str, port: int, user, password, deadline_s: float,
             out.append(Outcome(cid, "hardware", "fail", str(e)))
         except NotChecked as e:
             out.append(Outcome(cid, "hardware", "not_supported", str(e)))
-        except (ExchangeFailure, socket.timeout) as e:
-            kind = getattr(e, "kind", "timeout")
+        except (DeviceFailure, socket.timeout) as e:
+            kind = e.kind if isinstance(e, DeviceFailure) else "timeout"
             out.append(Outcome(cid, "hardware", "timeout" if kind == "timeout" else "error",
                                str(e)))
             if kind == "timeout":  # one stuck check is enough: the rest would wait as long
                 break
         except Exception as e:  # garbage of any shape is the worker's error, not a crash
             out.append(Outcome(cid, "hardware", "error", f"{type(e).__name__}: {e}"))
-    names = [name for name, _ in checks(probe)]
     done = {o.case for o in out}
     out += [not_run(f"protocol/{n}", "not run: an earlier check timed out")
-            for n in names if f"protocol/{n}" not in done]
+            for n in CHECKS if f"protocol/{n}" not in done]
     return out
 
 

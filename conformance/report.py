@@ -13,7 +13,7 @@ from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from maned.diagnostics.printer import mask
-from maned.catalogue import BY_NAME
+from maned.interp.kernels import family
 
 from .cases import Case
 from .outcome import STATUSES, Outcome
@@ -50,12 +50,6 @@ def signature(outcomes: list[Outcome], case_set: str) -> str:
         outcomes, key=lambda o: o.case) if not o.case.startswith("protocol/")]
     canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def family(op: str) -> str:
-    """An op's family: the reference module that implements it (elementwise, nn, ...)."""
-    spec = BY_NAME.get(op)
-    return spec.family if spec else "other"
 
 
 def _uses(cases: dict[str, Case], cid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -10,13 +10,13 @@ from bark_vm.wire.envelope import decode_request
 from bark_vm.wire.ir import Module
 from maned.diagnostics import MnError
 from maned.io.cli_values import parse_value
-from maned.lowering.envelopes import JobError, encode_job
-from maned.lowering.lower import LoweringError, lower
-from maned.pipeline.compile import compile_script
-from maned.targets.target import DeviceFailure
+from maned.lowering.envelopes import encode_job
+from maned.lowering.lower import lower
+from maned.pipeline.intake import compile_script
+from maned.failures import DeviceFailure, Refused
 
 from .malformations import MALFORMATIONS, Malformation, Pieces
-from .outcome import NOT_ASKED, Outcome
+from .outcome import NOT_ASKED, Outcome, Status
 
 
 # --- one case: built for a worker, sent, judged ---------------------------------------------
@@ -24,7 +24,7 @@ class NotBuilt(Exception):
     """The case's request cannot be made for this worker: `status` is not_supported (the
     worker's ABI, ops, registers or payload limit) or error (the case itself is wrong)."""
 
-    def __init__(self, status: str, detail: str):
+    def __init__(self, status: Status, detail: str):
         super().__init__(detail)
         self.status, self.detail = status, detail
 
@@ -72,14 +72,14 @@ def build_pieces(case, status) -> Pieces:
     inputs = _inputs(case, graph)
     try:
         lowered = lower(graph, abi)
-    except LoweringError as e:
+    except Refused as e:
         raise NotBuilt("not_supported" if e.cause == "UNSUPPORTED_OP" else "error",
                        e.message) from None
     if case.abi is None:
         _runnable(lowered.module, status)
     try:
         mnpk = encode_job(lowered, inputs, program.quant)
-    except JobError as e:
+    except Refused as e:
         raise NotBuilt("error", e.message) from None
     request = decode_request(mnpk)
     return Pieces(lowered.module, request.quant, request.entries, status.ir, status.max_payload)
@@ -131,7 +131,7 @@ def run_request(case, target: str, device) -> Outcome:
 
 
 def _run(case, target: str, device) -> Outcome:
-    def outcome(status: str, detail: str, outputs=None) -> Outcome:
+    def outcome(status: Status, detail: str, outputs=None) -> Outcome:
         return Outcome(case.id, target, status, detail, outputs or {})
     try:
         status = device.start()

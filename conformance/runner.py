@@ -19,7 +19,7 @@ from dataclasses import replace
 import maned
 
 from .cases import Case
-from .outcome import BROKEN, NOT_ASKED, Outcome
+from .outcome import BROKEN, NOT_ASKED, Outcome, Status
 from .targets import CASE_DEADLINE_S, ROUTE
 
 ABORT_GRACE_S = 5.0  # after an abort, how long the case's run gets to wind down
@@ -87,7 +87,7 @@ def judge(case: Case, target: str, report: maned.Report) -> Outcome:
     causes = [d.cause for d in errors if d.cause]
     who = "reference" if target == "local" else "worker"
 
-    def outcome(status: str, detail: str = "", outs=None) -> Outcome:
+    def outcome(status: Status, detail: str = "", outs=None) -> Outcome:
         return Outcome(case.id, target, status, detail, outputs if outs is None else outs)
     unadvertised = [d for d in errors if d.code == "EPLAN"
                     and d.cause in ("UNSUPPORTED_OP", "rf_slots")]

@@ -8,6 +8,8 @@ import sys
 from urllib.parse import urlsplit
 
 from bark_vm.wire.constants import DEFAULT_PORT
+from maned.dispatch.device_factory import VmChild, open_device
+from maned.dispatch.device_specs import Remote
 from maned.targets.cdp import CdpDevice
 from maned.targets.vm import VmDevice
 
@@ -51,7 +53,8 @@ class VmUnderTest:
             self._device.close()
             self._device = None
         if self._device is None:
-            self._device = VmDevice("vm", self.command + ["--alias", "vm"], self.deadline_s)
+            self._device = open_device(ROUTE, VmChild((*self.command, "--alias", ROUTE)),
+                                       self.deadline_s)
         return self._device
 
     def status(self):
@@ -116,8 +119,8 @@ class WorkerUnderTest:
         user = user if user is not None else os.environ.get("BARK_USER")
         password = password if password is not None else os.environ.get("BARK_PASS")
         self.deadline_s = deadline_s
-        self._fresh = lambda: CdpDevice(alias, self.host, self.port, user or None,
-                                        password or None, token, deadline_s)
+        where = Remote(self.host, self.port, user or None, password or None, token)
+        self._fresh = lambda: open_device(alias, where, deadline_s)
         self._device = self._fresh()
 
     def device(self) -> CdpDevice:

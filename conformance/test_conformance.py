@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from bark_vm.pipeline import WorkerConfig, ops_for
+from bark_vm.request_handling import WorkerConfig, ops_for
 from maned_conformance.cases import all_cases
 from maned_conformance.requests import runs_on
 from maned_conformance.runner import run_case

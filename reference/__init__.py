@@ -6,7 +6,7 @@ from bark_vm.version import __version__  # noqa: E402  (one home, with the tools
 
 from .dispatch.device_specs import DeviceOverride  # noqa: E402
 from .pipeline.report import Report  # noqa: E402
-from .pipeline.run import run  # noqa: E402
+from .pipeline.run_api import run  # noqa: E402
 from .targets.discovery import Probing  # noqa: E402
 from .tensor import Tensor  # noqa: E402
 

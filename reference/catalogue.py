@@ -1,7 +1,8 @@
 """The op catalogue, below the language: one row per op (name, spellings, arity, object
-params, where it runs), and the OpContext every op takes and the OpError it raises. A
-leaf: the lexer, the linter, the graph and the lowering read it without importing any op's
-implementation (a row names its function's module under maned, loaded when first called).
+params with their defaults, where it runs), and the OpContext every op takes (its trap,
+OpError, lives in `failures`). A leaf: the lexer, the linter, the graph and the lowering
+read it without importing any op's implementation; the interpreter's table of functions,
+one per op that runs locally, is `interp.kernels`.
 
 `kind` says where an op executes:
   both  - the local interpreter and a Bark worker (has a binary-IR opcode)
@@ -12,9 +13,11 @@ implementation (a row names its function's module under maned, loaded when first
 Opcode numbers come from `bark_vm.wire.opcodes`, their one home.
 """
 from dataclasses import dataclass
-from importlib import import_module
+from typing import Literal
 
 from bark_vm.wire.opcodes import opcode_for
+
+OpKind = Literal["both", "local", "none", "ctor", "scope"]  # where an op executes (above)
 
 
 @dataclass(frozen=True)
@@ -28,21 +31,13 @@ class OpContext:
         return 10 ** self.quantres
 
 
-class OpError(Exception):
-    """An op refusing its operands (shape mismatch, bad parameter); becomes ERUN.
-    `terse` errors print as `<op>: <reason>`, without the value id (R41)."""
-
-    terse = False
-
-
 @dataclass(frozen=True)
 class OpSpec:
     name: str
     spellings: tuple[str, ...]
     arity: int
-    params: tuple[str, ...]
-    kind: str
-    impl: str | None  # "module.function" under maned (ops.elementwise.add, ml.predict...)
+    defaults: tuple[tuple[str, object], ...]  # (object param, its value when left out)
+    kind: OpKind
 
     @property
     def mnemonic(self) -> str | None:
@@ -53,13 +48,13 @@ class OpSpec:
         return opcode_for(self.name) if self.kind == "both" else None
 
     @property
-    def family(self) -> str:
-        """The family of its implementation: its module under maned.ops (elementwise, nn,
-        ...), or the package it lives in otherwise (ml); "other" when it has none."""
-        if not self.impl:
-            return "other"
-        parts = self.impl.split(".")
-        return parts[1] if parts[0] == "ops" else parts[0]
+    def params(self) -> tuple[str, ...]:
+        """The object parameters it takes (`{axis: 1}`), in order."""
+        return tuple(name for name, _ in self.defaults)
+
+    def default(self, param: str):
+        """The value `param` has when a call leaves it out (its function's default)."""
+        return dict(self.defaults)[param]
 
     @property
     def wire(self) -> bool:
@@ -69,71 +64,66 @@ class OpSpec:
     def local(self) -> bool:
         return self.kind in ("both", "local")
 
-    def function(self):
-        """The pure-Python implementation: fn(ctx, *operands, **params) -> raw Tensor."""
-        module, fn = self.impl.rsplit(".", 1)
-        return getattr(import_module(f"{__package__}.{module}"), fn)
+
+def _op(name, arity, kind, params=None, spellings=()):
+    return OpSpec(name, (name, *spellings), arity, tuple((params or {}).items()), kind)
 
 
-def _op(name, arity, kind, impl=None, params=(), spellings=()):
-    return OpSpec(name, (name, *spellings), arity, tuple(params), kind, impl)
-
-
-_AXIS = ("axis",)
+_WHOLE = {"axis": None}  # along no axis: the whole value
 
 OPS: tuple[OpSpec, ...] = (
     # both: local interpreter and Bark worker
-    _op("add", 2, "both", "ops.elementwise.add", spellings=("elemwise_add",)),
-    _op("sub", 2, "both", "ops.elementwise.sub", spellings=("elemwise_sub",)),
-    _op("mul", 2, "both", "ops.elementwise.mul", spellings=("elemwise_mul",)),
-    _op("div", 2, "both", "ops.elementwise.div", spellings=("elemwise_div",)),
-    _op("scalar_mul", 2, "both", "ops.linalg.scalar_mul"),
-    _op("matmul", 2, "both", "ops.linalg.matmul"),
-    _op("transpose", 1, "both", "ops.linalg.transpose"),
-    _op("tensor_sum", 1, "both", "ops.reduce.tensor_sum", _AXIS),
-    _op("tensor_mean", 1, "both", "ops.reduce.tensor_mean", _AXIS),
-    _op("tensor_max", 1, "both", "ops.reduce.tensor_max", _AXIS),
-    _op("tensor_min", 1, "both", "ops.reduce.tensor_min", _AXIS),
-    _op("gt", 2, "both", "ops.elementwise.gt", spellings=(">",)),
-    _op("lt", 2, "both", "ops.elementwise.lt", spellings=("<",)),
-    _op("eq", 2, "both", "ops.elementwise.eq", spellings=("==",)),
-    _op("ge", 2, "both", "ops.elementwise.ge", spellings=(">=",)),
-    _op("le", 2, "both", "ops.elementwise.le", spellings=("<=",)),
-    _op("ne", 2, "both", "ops.elementwise.ne", spellings=("!=",)),
-    _op("and", 2, "both", "ops.elementwise.logical_and"),
-    _op("or", 2, "both", "ops.elementwise.logical_or"),
-    _op("xor", 2, "both", "ops.elementwise.logical_xor"),
-    _op("not", 1, "both", "ops.elementwise.logical_not"),
-    _op("relu", 1, "both", "ops.activation.relu"),
-    _op("sigmoid", 1, "both", "ops.activation.sigmoid"),
-    _op("tanh", 1, "both", "ops.activation.tanh"),
-    _op("softmax", 1, "both", "ops.activation.softmax", _AXIS),
-    _op("conv2d", 2, "both", "ops.nn.conv2d", ("stride", "padding")),
-    _op("maxpool2d", 1, "both", "ops.nn.maxpool2d", ("kernel_size", "stride")),
-    _op("avgpool2d", 1, "both", "ops.nn.avgpool2d", ("kernel_size", "stride")),
-    _op("layernorm", 1, "both", "ops.nn.layernorm"),
-    _op("batchnorm", 5, "both", "ops.nn.batchnorm"),
-    _op("reshape", 1, "both", "ops.shape.reshape", ("rows", "cols", "shape")),
-    _op("split", 1, "both", "ops.shape.split", ("axis", "sections", "index")),
-    _op("concat", 2, "both", "ops.shape.concat", _AXIS),
+    _op("add", 2, "both", spellings=("elemwise_add",)),
+    _op("sub", 2, "both", spellings=("elemwise_sub",)),
+    _op("mul", 2, "both", spellings=("elemwise_mul",)),
+    _op("div", 2, "both", spellings=("elemwise_div",)),
+    _op("scalar_mul", 2, "both"),
+    _op("matmul", 2, "both"),
+    _op("transpose", 1, "both"),
+    _op("tensor_sum", 1, "both", _WHOLE),
+    _op("tensor_mean", 1, "both", _WHOLE),
+    _op("tensor_max", 1, "both", _WHOLE),
+    _op("tensor_min", 1, "both", _WHOLE),
+    _op("gt", 2, "both", spellings=(">",)),
+    _op("lt", 2, "both", spellings=("<",)),
+    _op("eq", 2, "both", spellings=("==",)),
+    _op("ge", 2, "both", spellings=(">=",)),
+    _op("le", 2, "both", spellings=("<=",)),
+    _op("ne", 2, "both", spellings=("!=",)),
+    _op("and", 2, "both"),
+    _op("or", 2, "both"),
+    _op("xor", 2, "both"),
+    _op("not", 1, "both"),
+    _op("relu", 1, "both"),
+    _op("sigmoid", 1, "both"),
+    _op("tanh", 1, "both"),
+    _op("softmax", 1, "both", _WHOLE),
+    _op("conv2d", 2, "both", {"stride": 1, "padding": 0}),
+    _op("maxpool2d", 1, "both", {"kernel_size": None, "stride": None}),
+    _op("avgpool2d", 1, "both", {"kernel_size": None, "stride": None}),
+    _op("layernorm", 1, "both"),
+    _op("batchnorm", 5, "both"),
+    _op("reshape", 1, "both", {"rows": None, "cols": None, "shape": None}),
+    _op("split", 1, "both", {"axis": 0, "sections": None, "index": 0}),
+    _op("concat", 2, "both", {"axis": 0}),
     # local only (no binary-IR opcode)
-    _op("slice", 1, "local", "ops.shape.slice_axis", ("axis", "index")),
-    _op("abs", 1, "local", "ops.unary.absolute"),
-    _op("sqrt", 1, "local", "ops.unary.sqrt"),
-    _op("isqrt", 1, "local", "ops.unary.isqrt"),
-    _op("clip", 1, "local", "ops.unary.clip", ("min", "max")),
-    _op("argmax", 1, "local", "ops.reduce.argmax"),
-    _op("argmin", 1, "local", "ops.reduce.argmin"),
-    _op("determinant", 1, "local", "ops.linalg.determinant"),
-    _op("adjugate", 1, "local", "ops.linalg.adjugate"),
+    _op("slice", 1, "local", {"axis": None, "index": None}),
+    _op("abs", 1, "local"),
+    _op("sqrt", 1, "local"),
+    _op("isqrt", 1, "local"),
+    _op("clip", 1, "local", {"min": None, "max": None}),
+    _op("argmax", 1, "local"),
+    _op("argmin", 1, "local"),
+    _op("determinant", 1, "local"),
+    _op("adjugate", 1, "local"),
     # host constructors (in:: initializers only)
-    _op("zeros", 2, "ctor", "ops.construct.zeros"),
-    _op("ones", 2, "ctor", "ops.construct.ones"),
-    _op("full", 3, "ctor", "ops.construct.full"),
-    _op("eye", 1, "ctor", "ops.construct.eye"),
-    _op("diag", 1, "ctor", "ops.construct.diag"),
-    _op("range", 1, "ctor", "ops.construct.range_"),
-    _op("tridiag", 4, "ctor", "ops.construct.tridiag"),
+    _op("zeros", 2, "ctor"),
+    _op("ones", 2, "ctor"),
+    _op("full", 3, "ctor"),
+    _op("eye", 1, "ctor"),
+    _op("diag", 1, "ctor"),
+    _op("range", 1, "ctor"),
+    _op("tridiag", 4, "ctor"),
     # out of scope (E025)
     _op("random", 2, "scope"),
     _op("band", 4, "scope"),
@@ -141,9 +131,9 @@ OPS: tuple[OpSpec, ...] = (
     _op("synth", 0, "scope"),
     _op("profile_vector", 1, "scope"),
     _op("packed_matmul", 2, "scope"),
-    _op("pack_rows", 1, "scope", params=("bits",)),
+    _op("pack_rows", 1, "scope", {"bits": None}),
     # ML: predict with a model descriptor; ml_fit is the internal Tier B kernel, not callable
-    _op("ml_predict", 2, "local", "ml.predict.ml_predict"),
+    _op("ml_predict", 2, "local"),
     _op("ml_fit", 2, "none"),
     # registered, executable nowhere (W011); exp has no published integer semantics (R7)
     *(_op(n, a, "none") for n, a in (

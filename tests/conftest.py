@@ -12,6 +12,8 @@ from hypothesis.configuration import set_hypothesis_home_dir
 from maned.cli import lint as lint_cli
 from maned.cli import run as run_cli
 
+from support.scripts import FIT_DATA, H0, H2, HML
+
 # No example database, and hypothesis's caches in a temporary folder: a run writes nothing
 # into the checkout, and each run draws afresh.
 settings.register_profile("suite", database=None)
@@ -20,13 +22,9 @@ set_hypothesis_home_dir(tempfile.mkdtemp(prefix="maned-hypothesis-"))
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-HEADERS = {
-    "{H0}": "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;",
-    "{H2}": "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=2;",
-    "{LR}": "mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=2;\n"
-            "in::X = [[100,200],[200,100],[300,500],[400,200],[500,800],[600,300],[0,100],"
-            "[200,700]];\nin::y = [[300],[600],[400],[900],[500],[1200],[200],[0]];\n",
-}
+# placeholders a test's source text may hold: the preambles (their last newline is the
+# source's own) and the §6 fit's preamble and inputs
+HEADERS = {"{H0}": H0.rstrip("\n"), "{H2}": H2.rstrip("\n"), "{LR}": HML + FIT_DATA}
 
 
 # What DESIGN §6's sweep says on stderr (issue 23, point 8): which lr each configuration had,

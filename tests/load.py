@@ -9,23 +9,23 @@ after a pause and counted: they are refusals, not jobs.
 
 prints jobs/s and p50/p99 latency per mode. The test (tests/test_load.py) asserts only
 exactness and counts, never a time."""
-import http.client
-import json
 import statistics
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 
-from bark_vm.wire.constants import PROTO, PROTO_HEADER
-from maned.check import check
+from maned.static_check import check
 from maned.lowering.fixtures import build_fixture
-from maned.targets.target import DeviceFailure
+from maned.failures import DeviceFailure
 from maned.targets.cdp import CdpDevice
 from maned.tensor import Tensor
 
-SCRIPT = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-          "calc::lambda_flow layer(x, w, bias) {\n    x w matmul product =\n"
+from support.raw_http import call
+from support.scripts import H0
+from support.status import status_of
+
+SCRIPT = (H0 + "calc::lambda_flow layer(x, w, bias) {\n    x w matmul product =\n"
           "    product bias elemwise_add shifted =\n    shifted relu result =\n"
           "} return result;\n")
 BUSY_PAUSE_S = 0.02
@@ -73,17 +73,8 @@ class Client:
 
 
 def result_gone(worker, token: str, job: int) -> bool:
-    conn = http.client.HTTPConnection(worker.host, worker.port, timeout=120)
-    conn.request("GET", f"/api/result?id={job}", headers={PROTO_HEADER: str(PROTO),
-                                                          "X-Maned-Token": token})
-    answer = conn.getresponse()
-    return answer.status == 404 and json.loads(answer.read())["error"] == "NO_SUCH_JOB"
-
-
-def status(worker) -> dict:
-    conn = http.client.HTTPConnection(worker.host, worker.port, timeout=120)
-    conn.request("GET", "/api/status")
-    return json.loads(conn.getresponse().read())
+    status, _, data = call(worker, "GET", f"/api/result?id={job}", token=token, timeout=120)
+    return status == 404 and data["error"] == "NO_SUCH_JOB"
 
 
 @dataclass
@@ -116,7 +107,7 @@ def run_load(worker, user: str, password: str, clients: int, sync_jobs: int,
     """Every client's sync jobs at once, then every client's async jobs at once."""
     pairs = {(c, n): job_pair(c, n) for c in range(clients)
              for n in range(max(sync_jobs, async_jobs))}
-    before = status(worker)
+    before = status_of(worker, 120)
     done = [Client(c, []) for c in range(clients)]
     seconds = {}
     for mode, count in (("sync", sync_jobs), ("async", async_jobs)):
@@ -138,7 +129,7 @@ def run_load(worker, user: str, password: str, clients: int, sync_jobs: int,
         seconds[mode] = time.perf_counter() - began
         if errors or any(t.is_alive() for t in threads):
             raise AssertionError(f"{mode} load failed: {errors or 'a client never finished'}")
-    return LoadRun(done, before, status(worker), seconds)
+    return LoadRun(done, before, status_of(worker, 120), seconds)
 
 
 if __name__ == "__main__":

@@ -12,14 +12,15 @@ import jsonschema
 import pytest
 
 import maned
-from conftest import EXAMPLES, ROOT, expand, run_tool
-from gates import launcher
 from maned.cli import lint as lint_cli
 from maned.cli import run as run_cli
 from maned.cli.args import parse_args
 from maned.diagnostics.printer import run_line
 from maned.lowering import compiled, lower
-from test_vectors import CASES
+
+from conftest import EXAMPLES, ROOT, expand, run_tool
+from gates import launcher
+from support.vectors import CASES
 
 SCHEMA = json.loads((ROOT / "reference" / "pipeline" / "report.schema.json").read_text())
 EXAMPLE_FILES = sorted(p.name for p in EXAMPLES.glob("*.mnd"))
@@ -81,7 +82,7 @@ def test_every_vector_through_the_api_and_the_cli(case, workdir):
     argv = case.get("args_before", []) + [script] + case.get("args", [])
     try:
         parse_args(argv)
-    except maned.pipeline.run.MnError:  # a command line the API has no form of
+    except maned.pipeline.run_api.MnError:  # a command line the API has no form of
         code, _, err = run_tool(run_cli, argv)
         assert code == case["exit"] == 2 and err.endswith("[EUSAGE]\n")
         return
@@ -256,7 +257,7 @@ def test_a_chain_is_built_and_lowered_once_per_distinct_round(monkeypatch, rates
 
 
 def test_the_compiler_caches_by_graph_and_abi():
-    checked = maned.pipeline.compile.compile_script(expand(
+    checked = maned.pipeline.intake.compile_script(expand(
         "{H0}\ncalc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"))
     g, c = checked.graphs["f"], compiled.Compiler()
     one = c.compile(g, 2, {"a": maned.Tensor.scalar(1)})

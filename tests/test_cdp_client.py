@@ -2,11 +2,8 @@
 evicted token) and against a stub worker for the protocol's edge cases that a healthy worker
 never produces (spec/wire.md §8 item 5): poll backoff, the poll budget, lost results, job
 errors, cancelled jobs, TOO_LARGE_FOR_SYNC, malformed answers, one line per CDP code."""
-import http.client
 import json
-import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -17,12 +14,15 @@ from bark_vm.container import worker_process
 from bark_vm.wire.constants import ERROR_STATUS
 from maned.targets import bounds, cdp
 from maned.targets.cdp import CdpDevice
-from maned.targets.vm import DeviceFailure
+from maned.failures import DeviceFailure
 from maned.targets.worker_errors import MEANING
 from gates import FAKES, Gate
 from maned.cli.run import INTERRUPTED
-from signals import default_sigint
 from stub_worker import DEEP_JSON, STATUS, Drip, Stub
+from support.processes import MANED_RUN, start
+from support.raw_http import call, login
+from support.scripts import H0, device, env
+from support.signals import default_sigint
 
 @pytest.fixture
 def stub():
@@ -190,23 +190,18 @@ def test_one_relogin_after_the_real_worker_evicts_the_token():
         assert decode_result(dev.run(request)).entries[0][1] == (19, 22, 0, 50)
         first = dev.token
         for _ in range(16):
-            conn = http.client.HTTPConnection(w.host, w.port, timeout=5)
-            conn.request("POST", "/api/auth", json.dumps({"username": "test",
-                                                          "password": "pw-evict"}),
-                         {"X-Maned-Proto": "1"})
-            assert conn.getresponse().status == 200
+            assert login(w, "test", "pw-evict")[0] == 200
         assert decode_result(dev.run(request)).entries[0][1] == (19, 22, 0, 50)
         assert dev.token != first
 
 
 def _golden_request() -> bytes:
-    from maned.check import check
+    from maned.static_check import check
     from maned.lang.ast import Quant
     from maned.tensor import Tensor
     from maned.lowering.envelopes import encode_job
     from maned.lowering.lower import lower
-    text = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-            "calc::lambda_flow layer(x, w, bias) {\n    x w matmul product =\n"
+    text = (H0 + "calc::lambda_flow layer(x, w, bias) {\n    x w matmul product =\n"
             "    product bias elemwise_add shifted =\n    shifted relu result =\n} return result;\n")
     graph = check(text).graphs["layer"]
     inputs = [Tensor((2, 2), (1, 2, 3, 4)), Tensor((2, 2), (5, 6, 7, 8)),
@@ -310,24 +305,21 @@ def test_ctrl_c_cancels_the_job_a_worker_still_has_queued(tmp_path):
     with worker_process("bob", "test", "pw-cancel", command=command) as w:
         n = 130  # 67,600-byte inputs: over the 64 KiB sync limit, so both go async
         values = ",".join(str(i % 7) for i in range(n * n))
-        head = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-        devices = "".join(f'device::{a} {{ host = "{w.host}"; port = {w.port}; user = "test"; '
-                          'pass = env("P_BOB"); }\n' for a in ("rex", "bob"))
+        devices = "".join(device(a, host=w.host, port=w.port, user="test", password=env("P_BOB"))
+                          for a in ("rex", "bob"))
         flows = "".join(f"calc::lambda_flow {f}(m) @device({a}) {{\n    m m add s =\n}} "
                         "return s;\n" for f, a in (("one", "rex"), ("two", "bob")))
         script = tmp_path / "two.mnd"
-        script.write_text(head + devices + flows)
-        proc = subprocess.Popen([sys.executable, "-c", "from maned.cli.run import console_main;"
-                                 " console_main()", str(script), "--in", f"m={n}x{n}:{values}"],
-                                env=dict(os.environ, P_BOB="pw-cancel"), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+        script.write_text(H0 + devices + flows)
+        proc = start(MANED_RUN, script, "--in", f"m={n}x{n}:{values}", env={"P_BOB": "pw-cancel"},
+                     preexec_fn=default_sigint)
         try:
             rows = gate.wait_for(lambda rows: len({r[1] for r in rows if r[0] == "poll"}) == 2,
                                  "both jobs submitted and polled")
             proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=60)
             assert (proc.returncode, out, err) == (130, "", INTERRUPTED + "\n")
-            token = _login(w, "test", "pw-cancel")
+            token = login(w, "test", "pw-cancel")[1]["token"]
             states = sorted(_job_state(w, token, int(job)) for job in
                             {r[1] for r in rows if r[0] == "poll"})
             assert states == ["cancelled", "running"]
@@ -336,18 +328,8 @@ def test_ctrl_c_cancels_the_job_a_worker_still_has_queued(tmp_path):
     assert sum(1 for r in gate.entries() if r[0] == "job") == 1  # the cancelled never ran
 
 
-def _login(w, user: str, password: str) -> str:
-    conn = http.client.HTTPConnection(w.host, w.port, timeout=30)
-    conn.request("POST", "/api/auth", json.dumps({"username": user, "password": password}),
-                 {"X-Maned-Proto": "1"})
-    return json.loads(conn.getresponse().read())["token"]
-
-
 def _job_state(w, token: str, job: int) -> str:
-    conn = http.client.HTTPConnection(w.host, w.port, timeout=30)
-    conn.request("GET", f"/api/job?id={job}", headers={"X-Maned-Proto": "1",
-                                                        "X-Maned-Token": token})
-    return json.loads(conn.getresponse().read())["state"]
+    return call(w, "GET", f"/api/job?id={job}", token=token)[2]["state"]
 
 
 def test_a_locked_name_says_what_locked_means(stub):
@@ -388,9 +370,8 @@ def test_a_wrong_password_in_a_run_of_many_jobs_does_not_lock_the_user(monkeypat
     flows = "".join(f"calc::lambda_flow {f}(a) @device(bob) {{\n    a a add r =\n}} "
                     "return r;\n" for f in "fgh")
     with worker_process("bob", "u", "right-pass") as w:
-        script = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-                  f"device::bob {{ host = \"127.0.0.1:{w.port}\"; user = \"u\"; "
-                  "pass = env(\"BOB_PASS\"); }\n" + flows)
+        script = H0 + device("bob", host=f"127.0.0.1:{w.port}", user="u",
+                             password=env("BOB_PASS")) + flows
         monkeypatch.setenv("BOB_PASS", "wrong-pass")
         wrong = maned.run(source=script, inputs={"a": "2:1,2"})
         monkeypatch.setenv("BOB_PASS", "right-pass")

@@ -7,8 +7,6 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from urllib.request import urlopen
-
 import pytest
 
 from bark_vm.container import worker_process
@@ -16,6 +14,7 @@ from maned_conformance import certify
 from maned_conformance.cases import all_cases
 from maned_conformance.protocol import CHECKS
 from maned_conformance.report import case_set_digest
+from support.status import status_of
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 sys.path.insert(0, str(MUTANTS))
@@ -183,7 +182,7 @@ def test_a_wrong_password_stops_the_run_and_never_locks_the_user(monkeypatch, ca
         monkeypatch.setenv("BARK_PASS", PASSWORD)
         assert certify.main([url, "--out", str(tmp_path / "right"), "--cases",
                              "ops/add/"]) == 0
-        status = json.loads(urlopen(f"{url}/api/status", timeout=10).read())
+        status = status_of(w, 10)
     assert status["requests"] > 0
 
 

@@ -1,39 +1,30 @@
 """The installed commands as real child processes, and the CLI surface run in-process."""
 import json
 import re
-import shutil
-import subprocess
 import tracemalloc
 
 import pytest
 
 from conftest import EXAMPLES, SEED_SWEEP_NOTE, run_tool
-from gates import HANG_GUARD_S
 from maned.cli import lint as lint_cli
 from maned.cli import run as run_cli
 from maned.targets.discovery import MAX_WINDOW_MS
 from maned.targets.bounds import MAX_DEADLINE_S
-
-
-def _exe(name: str) -> str:
-    path = shutil.which(name)
-    assert path, f"{name} is not installed (pip install . puts it on PATH)"
-    return path
+from support.processes import installed, run
+from support.scripts import HML, preamble
 
 
 def test_maned_run_console_script_prints_the_block():
-    p = subprocess.run([_exe("maned-run"), str(EXAMPLES / "layer.mnd")], capture_output=True,
-                       text=True, timeout=60)
+    p = run([installed("maned-run")], EXAMPLES / "layer.mnd", timeout=60)
     assert (p.returncode, p.stdout, p.stderr) == (
         0, "flow 'layer' outputs:\nresult : [2x2] = [6, 8, 10, 0]\n", "")
 
 
 def test_maned_lint_console_script_reports_and_exits_1(tmp_path):
     script = tmp_path / "bad.mnd"
-    script.write_text("mnd::quantmax=1;\nmnd::quantmin=-1;\nmnd::quantres=0;\n"
-                      "calc::lambda_flow f(x) {\n    x y add r =\n} return r;\n")
-    p = subprocess.run([_exe("maned-lint"), str(script)], capture_output=True, text=True,
-                       timeout=60)
+    script.write_text(preamble(1, -1, 0) + "calc::lambda_flow f(x) {\n    x y add r =\n"
+                      "} return r;\n")
+    p = run([installed("maned-lint")], script, timeout=60)
     assert p.returncode == 1
     assert f"{script}:5:7: error[E003]: " in p.stdout
 
@@ -41,7 +32,7 @@ def test_maned_lint_console_script_reports_and_exits_1(tmp_path):
 @pytest.mark.parametrize("tool", ["maned-run", "maned-lint", "maned-model", "bark-vm",
                                   "bark-worker", "maned-machine"])
 def test_version_has_two_lines_starting_with_the_tool(tool):
-    p = subprocess.run([_exe(tool), "--version"], capture_output=True, text=True, timeout=60)
+    p = run([installed(tool)], "--version", timeout=60)
     lines = p.stdout.splitlines()
     assert p.returncode == 0 and len(lines) == 2
     assert lines[0].startswith(f"{tool} ") and lines[1].startswith("build: ")
@@ -58,7 +49,7 @@ def test_version_has_two_lines_starting_with_the_tool(tool):
 ])
 def test_every_command_has_help_with_examples_and_its_environment(tool, says):
     """Issue 15: --help shows how to call the tool and which variables it reads."""
-    p = subprocess.run([_exe(tool), "--help"], capture_output=True, text=True, timeout=60)
+    p = run([installed(tool)], "--help", timeout=60)
     assert p.returncode == 0 and p.stderr == ""
     assert [s for s in says if s not in p.stdout] == []
     assert "serve serve" not in p.stdout
@@ -66,8 +57,8 @@ def test_every_command_has_help_with_examples_and_its_environment(tool, says):
 
 def test_maned_lint_takes_several_files_with_one_exit_code(workdir):
     bad = workdir / "bad.mnd"
-    bad.write_text("mnd::quantmax=1;\nmnd::quantmin=-1;\nmnd::quantres=0;\n"
-                   "calc::lambda_flow f(x) {\n    x y add r =\n} return r;\n")
+    bad.write_text(preamble(1, -1, 0) + "calc::lambda_flow f(x) {\n    x y add r =\n"
+                   "} return r;\n")
     code, out, err = run_tool(lint_cli, ["hello.mnd", str(bad), "sweep.mnd"])
     assert (code, err) == (1, "") and out == (f"{bad}:5:7: error[E003]: flow 'f': undefined "
                                               "variable 'y'\n")
@@ -267,8 +258,7 @@ def test_lint_reports_gelu_as_w011_and_exits_0(maned_lint):
 
 
 # --- documented limits (issue 13, defect 6) ---------------------------------------------------
-LIMITS_HEAD = ("mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=2;\n"
-               "in::X = [[1,2],[3,4]];\nin::y = [[1],[2]];\n")
+LIMITS_HEAD = HML + "in::X = [[1,2],[3,4]];\nin::y = [[1],[2]];\n"
 
 
 def fit_script(tmp_path, keys: str) -> str:
@@ -375,8 +365,7 @@ def _flags(text: str) -> set[str]:
 
 
 def _help(*argv: str) -> str:
-    p = subprocess.run([_exe(argv[0]), *argv[1:], "--help"], capture_output=True, text=True,
-                       timeout=HANG_GUARD_S)
+    p = run([installed(argv[0])], *argv[1:], "--help")
     assert p.returncode == 0, p.stderr
     return p.stdout
 
@@ -466,10 +455,7 @@ def test_classifier_labels_off_their_scale_are_a_note_not_a_refusal(maned_run, t
     the labels; a csv() holds real units, so there 0.01 is the same off-scale label."""
     (tmp_path / "examples").mkdir(exist_ok=True)
     (tmp_path / "examples" / "y.csv").write_text("0\n0\n0.01\n0.01\n")
-    source = f"""mnd::quantmax=100;
-mnd::quantmin=-100;
-mnd::quantres=2;
-in::X = [[100,100],[100,200],[700,700],[800,800]];
+    source = HML + f"""in::X = [[100,100],[100,200],[700,700],[800,800]];
 in::y = {y};
 calc::ml::logistic_regression fit(X, y) {{ iters: 5, lr: 10, features: 2 }} return model;
 """

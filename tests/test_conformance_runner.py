@@ -12,9 +12,10 @@ from maned.dispatch.trace import JobRecord
 from maned_conformance.cases import CASES, Case, CaseError, Refusal, load
 from maned_conformance.runner import judge, run_case
 from maned_conformance.targets import LocalUnderTest, VmUnderTest, WorkerUnderTest
+from support.scripts import H0
+from support.status import status_of
 
-SCRIPT = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n" \
-         "calc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"
+SCRIPT = H0 + "calc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"
 
 
 def report(*diags, flows=(), verify=None) -> maned.Report:
@@ -159,9 +160,6 @@ class OpensOnAbort(WorkerUnderTest):
 
 
 def test_a_case_overrunning_its_deadline_on_a_worker_is_a_timeout(tmp_path):
-    import json
-    import urllib.request
-
     gate = Gate(tmp_path / "hold").close()
     command = [sys.executable, str(FAKES / "gated_worker.py"), str(gate.path)]
     with worker_process("bob", "test", "pw-case-deadline", command=command) as w:
@@ -172,8 +170,7 @@ def test_a_case_overrunning_its_deadline_on_a_worker_is_a_timeout(tmp_path):
             held = run_case(case, hw, deadline_s=0.5)
             assert held.status == "timeout"
             assert held.detail.startswith("the case did not end within its deadline of 0.5 s")
-            with urllib.request.urlopen(f"http://{w.host}:{w.port}/api/status", timeout=30) as r:
-                assert json.loads(r.read())["jobs_running"] == 0  # no slot left held
+            assert status_of(w)["jobs_running"] == 0  # no slot left held
             again = run_case(case, hw)
             assert (again.status, again.detail) == ("pass", "")
         finally:
@@ -187,8 +184,8 @@ def test_the_slot_boundary_case_is_the_boundary():
     from dataclasses import replace
 
     from maned.lowering.compiled import Compiler
-    from maned.lowering.lower import LoweringError
-    from maned.pipeline.compile import compile_script
+    from maned.failures import Refused
+    from maned.pipeline.intake import compile_script
 
     case = load(CASES / "envelopes/slots_256.toml")
     graph = compile_script(case.script).graphs["f"]
@@ -197,7 +194,7 @@ def test_the_slot_boundary_case_is_the_boundary():
                                                       "    v254 a add v255 =\n} return v255;"))
     more = compile_script(longer.script).graphs["f"]
     assert len(Compiler().lowered(more, 2)[0].graph.nodes) == 257
-    with pytest.raises(LoweringError, match="257 values, but the target register file has 256"):
+    with pytest.raises(Refused, match="257 values, but the target register file has 256"):
         Compiler().lowered(more, 1)
     vm = VmUnderTest(abi=1)
     try:

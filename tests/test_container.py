@@ -7,7 +7,7 @@ import pytest
 
 from bark_vm.container import docker_client
 from gates import until
-from workers import IMAGE, Workers
+from support.workers import IMAGE, Workers
 
 pytestmark = pytest.mark.docker
 

@@ -10,6 +10,7 @@ from bark_vm.container import worker_process
 from maned.cli import run as run_cli
 
 from conftest import EXAMPLES, SEED_SWEEP_NOTE, run_tool
+from support.raw_http import login
 
 PASSWORD = "flag-pass-0c3d"
 PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
@@ -125,11 +126,9 @@ def test_bad_device_flags_are_refused_before_anything_runs(maned_run, monkeypatc
 
 
 def test_a_pre_issued_token_from_the_environment(worker, maned_run, monkeypatch):
-    import http.client
-    conn = http.client.HTTPConnection(worker.host, worker.port, timeout=30)
-    conn.request("POST", "/api/auth", json.dumps({"username": "test", "password": PASSWORD}),
-                 {"X-Maned-Proto": "1", "Content-Type": "application/json"})
-    monkeypatch.setenv("TOK_FLAG", json.loads(conn.getresponse().read())["token"])
+    status, answer = login(worker, "test", PASSWORD)
+    assert status == 200
+    monkeypatch.setenv("TOK_FLAG", answer["token"])
     code, out, err = maned_run("--device", f"127.0.0.1:{worker.port}", "--device-token",
                                "env:TOK_FLAG", source=SCRIPT)
     assert (code, out, err) == (0, "flow 'f' outputs:\nr : scalar = 2\n", "")

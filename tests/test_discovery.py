@@ -5,7 +5,6 @@ worker that reports their alias. Issue 24: an alias two workers claim is refused
 anything is sent (point 6), a broadcast that cannot be sent costs the unicast probes
 nothing (point 7), and a worker answers only the exact probe (point 8)."""
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -18,7 +17,10 @@ from bark_vm.wire.constants import DISCOVERY_PROBE
 from maned.cli import run as run_cli
 
 from conftest import EXAMPLES, SEED_SWEEP_NOTE, run_tool
-from workers import LONG_WINDOW_MS, probes
+from support.discovery import GOOD, HOSTILE, answered
+from support.scripts import device, env, sweep_with
+from support.status import status_of
+from support.workers import LONG_WINDOW_MS, probes, refusal
 
 PASSWORD = "disc-pass-5e2a"
 PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
@@ -35,10 +37,7 @@ def pair():
 
 
 def ops_of(worker) -> str:
-    import http.client
-    conn = http.client.HTTPConnection(worker.host, worker.port, timeout=30)
-    conn.request("GET", "/api/status")
-    return ",".join(json.loads(conn.getresponse().read())["ops"])
+    return ",".join(status_of(worker)["ops"])
 
 
 def test_two_workers_answer_unicast_probes(pair):
@@ -71,17 +70,6 @@ class Liar:
             self.probed.append(data)
             for r in self.replies:
                 self.sock.sendto(r, peer)
-
-
-GOOD = {"proto": 1, "alias": "liar", "kind": "fake", "ip": "10.9.9.9", "port": 4242,
-        "ops": ["add"], "max_payload": 1024, "busy": True}
-HOSTILE = [json.dumps({k: v for k, v in GOOD.items() if k != "busy"}).encode(),  # a field short
-           json.dumps({**GOOD, "proto": "1"}).encode(),  # a field of the wrong type
-           json.dumps({**GOOD, "port": 70000}).encode(),
-           json.dumps({**GOOD, "alias": ""}).encode(),
-           json.dumps({**GOOD, "ops": "add"}).encode(),
-           json.dumps({**GOOD, "pad": "x" * 2048}).encode(),  # a 2 KiB reply
-           b"\xff\xfe garbage", b"", b"[1, 2, 3]", b'{"proto":1,' * 40]
 
 
 def test_a_hostile_responder_breaks_nothing(pair):
@@ -127,13 +115,6 @@ def test_a_bad_flag_or_target_is_exit_2(argv, line):
     assert (code, out) == (2, "") and err.startswith(line) and err.endswith("[EUSAGE]\n")
 
 
-def _status(w) -> dict:
-    import http.client
-    c = http.client.HTTPConnection(w.host, w.port, timeout=10)
-    c.request("GET", "/api/status")
-    return json.loads(c.getresponse().read())
-
-
 def _unicast_probe(port: int) -> list[dict]:
     """The replies one probe to 127.0.0.1:port gets within a second."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -153,7 +134,7 @@ def test_two_workers_on_one_host_share_the_discovery_port_and_both_serve():
     shared = str(free_port(udp=True))
     with worker_process("rex", "u", "p", ("--discovery-port", shared)) as rex, \
             worker_process("bob", "u", "p", ("--discovery-port", shared)) as bob:
-        assert (_status(rex)["alias"], _status(bob)["alias"]) == ("rex", "bob")
+        assert (status_of(rex, 10)["alias"], status_of(bob, 10)["alias"]) == ("rex", "bob")
         replies = _unicast_probe(int(shared))
         assert len(replies) == 1 and replies[0]["alias"] in ("rex", "bob")
         assert "notice" not in rex.log() + bob.log()
@@ -166,19 +147,15 @@ def test_a_discovery_port_held_by_another_program_is_a_notice_not_a_refusal():
         holder.bind(("127.0.0.1", 0))
         held = holder.getsockname()[1]
         with worker_process("rex", "u", "p", ("--discovery-port", str(held))) as rex:
-            assert _status(rex)["alias"] == "rex"
+            assert status_of(rex, 10)["alias"] == "rex"
             assert (f"bark-worker: notice: discovery is off: cannot bind UDP 127.0.0.1:{held}: "
                     "Address already in use; jobs are served all the same") in rex.log()
 
 
 # --- discover = true ---------------------------------------------------------------------------
 def sweep_by_discovery() -> str:
-    text = (EXAMPLES / "sweep.mnd").read_text()
-    for alias in ("vm1", "vm2"):
-        text = text.replace(f'device::{alias} {{ host = "local"; }}',
-                            f'device::{alias} {{ discover = true; user = "test"; '
-                            f'pass = env("P_DISC"); }}')
-    return text
+    return sweep_with(**{alias: device(alias, discover=True, user="test", password=env("P_DISC"))
+                         for alias in ("vm1", "vm2")})
 
 
 def test_a_found_worker_is_reached_at_its_advertised_port(pair, workdir, monkeypatch,
@@ -272,13 +249,10 @@ def test_discovery_runs_once_per_plan_for_every_discover_block(maned_run):
 
 
 def test_an_alias_too_long_for_a_reply_is_refused_at_start():
-    env = dict(os.environ, BARK_USER="u", BARK_PASS="p", BARK_ALIAS="a" * 100)
-    p = subprocess.run([sys.executable, "-m", "bark_vm.server", "serve", "--port", "0",
-                        "--discovery-port", "0"], env=env, capture_output=True, text=True,
-                       timeout=60)
-    assert (p.returncode, p.stderr) == (2, "bark-worker: refusing to start: BARK_ALIAS is 100 "
-                                           "bytes; an alias has at most 64 (it travels in "
-                                           "every discovery reply)\n")
+    assert refusal("--discovery-port", "0", timeout=60, BARK_USER="u", BARK_PASS="p",
+                   BARK_ALIAS="a" * 100) == (
+        2, "bark-worker: refusing to start: BARK_ALIAS is 100 bytes; an alias has at most 64 "
+           "(it travels in every discovery reply)\n")
 
 
 # --- issue 24, point 6: two workers answering as one alias -------------------------------------
@@ -363,7 +337,8 @@ import io, json, os, subprocess, sys
 subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
 from bark_vm.container import free_port, worker_process
 from maned.cli import run as run_cli
-from maned.targets.discovery import DiscoverySocketError, discover
+from maned.failures import DeviceFailure
+from maned.targets.discovery import discover
 
 folder, password = sys.argv[1], sys.argv[2]
 os.environ["P_DISC"] = password
@@ -383,7 +358,7 @@ def script(name, text):
 try:
     discover([], True, 200)
     results["broadcast only"] = "no error"
-except DiscoverySocketError as e:
+except DeviceFailure as e:
     results["broadcast only"] = str(e)
 port, silent = free_port(udp=True), free_port(udp=True)
 results["ports"] = [port, silent]
@@ -392,7 +367,7 @@ with worker_process("vm1", "test", password, ("--discovery-port", str(port))) as
     try:
         found = discover([("127.0.0.1", port)], True, 30000)
         results["discover"] = [[f.alias, f.address] for f in found] + [list(found.notes)]
-    except DiscoverySocketError as e:
+    except DeviceFailure as e:
         results["discover"] = str(e)
     results["devices"] = tool(["devices", "--probe", f"127.0.0.1:{port}", "--timeout", "30000"])
     results["run"] = tool([script("found.mnd",
@@ -451,25 +426,6 @@ def test_a_broadcast_that_cannot_be_sent_is_a_note_and_the_probes_still_go(tmp_p
 
 
 # --- issue 24, point 8: only the exact probe is answered ---------------------------------------
-def answered(port: int, datagram: bytes) -> bool:
-    """Whether the responder on `port` answers `datagram`: it is sent from one socket, then
-    the exact probe from another; the responder takes datagrams in order, so once the probe's
-    reply is in, any reply to `datagram` is already waiting (no sleep, no guessed window)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as asker, \
-            socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sentinel:
-        asker.bind(("127.0.0.1", 0))
-        sentinel.settimeout(30)
-        asker.sendto(datagram, ("127.0.0.1", port))
-        sentinel.sendto(DISCOVERY_PROBE, ("127.0.0.1", port))
-        sentinel.recvfrom(2048)
-        asker.setblocking(False)
-        try:
-            asker.recvfrom(2048)
-        except BlockingIOError:
-            return False
-        return True
-
-
 @pytest.fixture(scope="module")
 def responder():
     port = free_port(udp=True)

@@ -22,7 +22,9 @@ from bark_vm.wire.constants import WorkerError
 from bark_vm.wire.ir import Instr, Module
 from bark_vm.wire.opcodes import BY_MNEMONIC, COMPUTE_MNEMONICS
 from maned.numeric.int32 import INT32_MAX, INT32_MIN, wrap32
-from maned.catalogue import BY_NAME, OpContext, OpError
+from maned.catalogue import BY_NAME, OpContext
+from maned.failures import OpError
+from maned.interp.kernels import KERNELS as REFERENCE_KERNELS
 from maned.tensor import Tensor
 
 EDGES = [INT32_MIN, INT32_MIN + 1, INT32_MAX, INT32_MAX - 1, -1, 0, 1, 2, -2, 1000, -1000]
@@ -58,7 +60,7 @@ def reference(name, q, operands, params, rank0=()):
         shape = () if k in rank0 else a.shape
         tensors.append(Tensor(tuple(shape), tuple(int(v) for v in a.reshape(-1))))
     try:
-        out = BY_NAME[name].function()(OpContext(q), *tensors, **params)
+        out = REFERENCE_KERNELS[name](OpContext(q), *tensors, **params)
     except OpError as exc:
         return ("refused", str(exc))
     return ("ok", out.shape, tuple(wrap32(v) for v in out.data))
@@ -566,7 +568,7 @@ def test_program_never_leaks_other_exceptions():
 def test_a_plan_fails_where_the_instruction_loop_would():
     """Failures the module's text decides (an undefined read) wait for their instruction: a
     shape refusal before one is still the answer, and one before a shape refusal wins."""
-    from bark_vm.executor.run import PLANS
+    from bark_vm.executor.interpreter import PLANS
     x = np.zeros((2, 3), np.int32)
     shape_first = Module(2, (Instr(ir.PARAM, 0), op("matmul", 1, 0, 0), op("relu", 2, 9),
                              Instr(ir.RETURN, 2)), (2,))
@@ -609,7 +611,7 @@ def test_program_int8_inputs_become_int32():
 
 # --- isolation ------------------------------------------------------------------------------
 def test_worker_never_imports_maned():
-    code = ("import sys, bark_vm, bark_vm.executor, bark_vm.executor.run\n"
+    code = ("import sys, bark_vm, bark_vm.executor, bark_vm.executor.interpreter\n"
             "bad = [m for m in sys.modules if m == 'maned' or m.startswith('maned.')]\n"
             "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

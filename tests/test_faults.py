@@ -4,9 +4,7 @@ replays one request; the worker is killed and restarted mid-sweep; every slot is
 job outlives the answer deadline. Each case is a table row: the request it hits and the one
 line the run must end with (docs/wire.md, "What the client does when the network fails").
 Runs are child processes, so a hang shows as the guard's timeout."""
-import http.client
 import json
-import os
 import subprocess
 import sys
 
@@ -15,13 +13,15 @@ import pytest
 from bark_vm.container import worker_process
 from conftest import only_sweep_notes
 from fault_proxy import Fault, FaultProxy
-from gates import HANG_GUARD_S, Gate, until
+from gates import FAKES, HANG_GUARD_S, Gate, until
+from support.processes import MANED_RUN, maned_run_child, start
+from support.scripts import FIT_DATA, H0, HML, env
+from support.scripts import device as device_block
+from support.status import status_of
 
 pytestmark = pytest.mark.slow
 
-FAKES = os.path.join(os.path.dirname(__file__), "fakes")
 PASSWORD = "fault-pass-4d1e"
-HEAD = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
 SMALL = "in::a = [[1,2],[3,4]];\n"
 FLOW = "calc::lambda_flow f(a) @device(w) {\n    a a add r =\n} return r;\n"
 LOCAL = "calc::lambda_flow g(a) {\n    a a mul q =\n} return q;\n"
@@ -33,8 +33,8 @@ SUBMIT, POLL, RESULT = "POST /api/execute HTTP", "GET /api/job", "GET /api/resul
 
 
 def device(port: int, timeout: int = 30) -> str:
-    return (f'device::w {{ host = "127.0.0.1"; port = {port}; user = "test"; '
-            f'pass = env("P_W"); timeout = {timeout}; }}\n')
+    return device_block("w", host="127.0.0.1", port=port, user="test", password=env("P_W"),
+                        timeout=timeout)
 
 
 CHILDREN: list[subprocess.Popen] = []  # background runs, killed if a test left them
@@ -53,22 +53,15 @@ def no_child_left():
 def maned_run(tmp_path, text: str, *args: str, background=False):
     path = tmp_path / "fault.mnd"
     path.write_text(text)
-    cmd = [sys.executable, "-c", "from maned.cli.run import console_main; console_main()",
-           str(path), *args]
-    env = dict(os.environ, P_W=PASSWORD)
     if background:
-        child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
+        child = start(MANED_RUN, path, *args, env={"P_W": PASSWORD})
         CHILDREN.append(child)
         return child
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=HANG_GUARD_S)
-    return p.returncode, p.stdout, p.stderr
+    return maned_run_child(path, *args, env={"P_W": PASSWORD})
 
 
 def counters(worker) -> dict:
-    conn = http.client.HTTPConnection(worker.host, worker.port, timeout=HANG_GUARD_S)
-    conn.request("GET", "/api/status")
-    return json.loads(conn.getresponse().read())
+    return status_of(worker, HANG_GUARD_S)
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +109,7 @@ def test_a_fault_on_a_sync_job(worker, proxy, tmp_path, case):
     proxy.inject(fault)
     before = counters(worker)
     trace = tmp_path / "t.jsonl"
-    code, out, err = maned_run(tmp_path, HEAD + SMALL + device(proxy.port, timeout) + FLOW,
+    code, out, err = maned_run(tmp_path, H0 + SMALL + device(proxy.port, timeout) + FLOW,
                                "--trace", str(trace))
     assert proxy.requests(fault.kind), "the fault never hit"
     ran = counters(worker)["jobs_sync"] - before["jobs_sync"]
@@ -156,7 +149,7 @@ def test_a_fault_on_an_async_job(worker, proxy, tmp_path, case):
     once, then gone), never retried, never printed."""
     fault, timeout, ending = ASYNC_FAULTS[case]
     proxy.inject(fault)
-    text = HEAD + device(proxy.port, timeout) + FLOW.replace("a a add", "a a sub")
+    text = H0 + device(proxy.port, timeout) + FLOW.replace("a a add", "a a sub")
     before = counters(worker)
     code, out, err = maned_run(tmp_path, text, "--in", f"a={N}x{N}:{BIG}")
     assert proxy.requests(fault.kind), "the fault never hit"
@@ -176,16 +169,13 @@ def test_a_routed_failure_keeps_what_was_computed_locally(proxy, tmp_path):
     """A local flow's output before the routed flow that fails is printed; nothing of the
     routed flow is."""
     proxy.inject(Fault("reset", SYNC))
-    code, out, err = maned_run(tmp_path, HEAD + SMALL + device(proxy.port) + LOCAL + FLOW)
+    code, out, err = maned_run(tmp_path, H0 + SMALL + device(proxy.port) + LOCAL + FLOW)
     assert (code, out) == (1, "flow 'g' outputs:\nq : [2x2] = [1, 4, 9, 16]\n")
     assert err.startswith("error: flow 'f': device 'w'") and err.count("\n") == 1
 
 
 # --- Build 2: the worker itself fails ---------------------------------------------------------
-SWEEP = ("mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=2;\n"
-         "in::X = [[100,200],[200,100],[300,500],[400,200],[500,800],[600,300],[0,100],"
-         "[200,700]];\nin::y = [[300],[600],[400],[900],[500],[1200],[200],[0]];\n"
-         "{device}calc::ml::linear_regression fit(X, y) @device(w) {{\n"
+SWEEP = (HML + FIT_DATA + "{device}calc::ml::linear_regression fit(X, y) @device(w) {{\n"
          "    iters: 400, lr: [2, 5], features: 2, budget: {budget}\n}} return m, l;\n")
 PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
 
@@ -240,7 +230,7 @@ def test_a_restarted_worker_loses_the_job_it_was_running(proxy, tmp_path):
 def gated(tmp_path):
     gate = Gate(tmp_path / "hold").close()
     with worker_process("w", "test", PASSWORD, command=[
-            sys.executable, os.path.join(FAKES, "gated_worker.py"), str(gate.path)]) as w:
+            sys.executable, str(FAKES / "gated_worker.py"), str(gate.path)]) as w:
         yield w, gate
         gate.open()
 
@@ -252,10 +242,10 @@ def test_every_slot_taken_is_busy_naming_flow_and_device(gated, tmp_path):
     held = []
     for i in range(4):
         (tmp_path / str(i)).mkdir()
-        held.append(maned_run(tmp_path / str(i), HEAD + device(w.port) + FLOW, "--in",
+        held.append(maned_run(tmp_path / str(i), H0 + device(w.port) + FLOW, "--in",
                               f"a={N}x{N}:{BIG}", background=True))
     until(lambda: counters(w)["jobs_running"] == 4, "four held jobs in the worker's slots")
-    code, out, err = maned_run(tmp_path, HEAD + device(w.port) + FLOW, "--in",
+    code, out, err = maned_run(tmp_path, H0 + device(w.port) + FLOW, "--in",
                                f"a={N}x{N}:{BIG}")
     assert (code, out) == (1, "")
     assert err == (f"error: flow 'f': device 'w' (127.0.0.1:{w.port}): the worker has no free "
@@ -268,20 +258,20 @@ def test_every_slot_taken_is_busy_naming_flow_and_device(gated, tmp_path):
 
 def test_a_slow_sync_job_ends_at_the_deadline_and_the_worker_serves_on(gated, tmp_path):
     w, gate = gated
-    code, out, err = maned_run(tmp_path, HEAD + SMALL + device(w.port, 1) + FLOW)
+    code, out, err = maned_run(tmp_path, H0 + SMALL + device(w.port, 1) + FLOW)
     assert (code, out) == (1, "")
     assert err == f"error: flow 'f': device 'w' (127.0.0.1:{w.port}): {TIMEOUT} [ERUN]\n"
     assert gate.entries() == [["job", str(w.handle.pid)]]  # it was running, held, when cut off
     gate.open()
     until(lambda: counters(w)["jobs_done"] == 1, "the abandoned job finished")
-    assert maned_run(tmp_path, HEAD + SMALL + device(w.port) + FLOW) == (0, SMALL_OUT, "")
+    assert maned_run(tmp_path, H0 + SMALL + device(w.port) + FLOW) == (0, SMALL_OUT, "")
 
 
 def test_a_slow_async_job_outlives_the_answer_deadline(gated, tmp_path):
     """The answer deadline bounds each request, not the job: polls under a 1 s deadline go
     on while the job is held, and the result comes back exact."""
     w, gate = gated
-    run = maned_run(tmp_path, HEAD + device(w.port, 1) + FLOW, "--in", f"a={N}x{N}:{BIG}",
+    run = maned_run(tmp_path, H0 + device(w.port, 1) + FLOW, "--in", f"a={N}x{N}:{BIG}",
                     "--verify", background=True)
     gate.wait_for(lambda rows: sum(r[0] == "poll" for r in rows) >= 7, "seven polls of the "
                   "held job")  # their backoff sleeps add up to 2.55 s, past the 1 s deadline

@@ -16,8 +16,8 @@ from maned.cli import run as run_cli
 
 from conftest import only_sweep_notes, run_tool
 from gates import HANG_GUARD_S, until
-from test_pool import N_CONFIGS, configurations_by_target, sweep
-from workers import IMAGE, ROOT, Workers
+from support.pools import N_CONFIGS, configurations_by_target, six_rate_sweep
+from support.workers import IMAGE, ROOT, Workers
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -92,8 +92,9 @@ def coordinator(folder, *args: str) -> tuple[int, str, str]:
 
 
 def test_a_sweep_over_the_stack_grows_with_docker_service_scale(swarm, tmp_path, workdir):
-    (tmp_path / "pool.mnd").write_text(sweep(True).replace('user = "test"', 'user = "fleet"'))
-    (workdir / "six.mnd").write_text(sweep(False))
+    (tmp_path / "pool.mnd").write_text(six_rate_sweep(True).replace('user = "test"',
+                                                                    'user = "fleet"'))
+    (workdir / "six.mnd").write_text(six_rate_sweep(False))
     code, expected, _ = run_tool(run_cli, [str(workdir / "six.mnd")])
     assert code == 0
     # a long window: the wait ends as soon as every replica has answered

@@ -18,7 +18,7 @@ from maned.targets.discovery import Found, discover, parse_reply
 
 from fuzzing import cases, deadline, mutate_bytes
 from stub_worker import STATUS
-from test_discovery import GOOD, HOSTILE, answered
+from support.discovery import GOOD, HOSTILE, answered
 
 pytestmark = pytest.mark.fuzz
 

@@ -13,27 +13,29 @@ import socket
 import pytest
 
 from bark_vm.container import worker_process
-from bark_vm.pipeline import WorkerConfig, handle
+from bark_vm.request_handling import WorkerConfig, handle
 from bark_vm.wire import ir as wire_ir
 from bark_vm.wire.constants import ERRORS, WorkerError
 from bark_vm.wire.envelope import decode_request, encode_request
-from maned.check import check
+from maned.static_check import check
 from maned.cli import run as run_cli
 from maned.lowering.compiled import Compiler
-from maned.lowering.envelopes import JobError, decode_result
+from maned.failures import Refused
+from maned.lowering.envelopes import decode_result
 from maned.tensor import Tensor
 
 from conftest import run_tool
 from fuzzing import cases, check_outcome, deadline, mutate_bytes
 from stub_worker import STATUS, Hostile
-from test_wire_golden import A_MNPK_V1, A_MNPK_V2, A_MNRS, B_MNPK_V1, C_MNPK_V2, D_MNPK_V1
+from support.scripts import H0, device, env
+from support.wire_golden import A_MNPK_V1, A_MNPK_V2, A_MNRS, B_MNPK_V1, C_MNPK_V2, D_MNPK_V1
 
 pytestmark = pytest.mark.fuzz
 
 GOLDEN = [A_MNPK_V1, A_MNPK_V2, B_MNPK_V1, C_MNPK_V2, D_MNPK_V1]
 CONFIGS = (WorkerConfig(abi=1), WorkerConfig(abi=2))
-LAYER = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-         "in::x = [[1,2],[3,4]];\nin::w = [[5,6],[7,8]];\nin::bias = [[0,0],[-100,0]];\n"
+LAYER = (H0 + "in::x = [[1,2],[3,4]];\nin::w = [[5,6],[7,8]];\n"
+         "in::bias = [[0,0],[-100,0]];\n"
          "calc::lambda_flow layer(x, w, bias){route} {{\n    x w matmul product =\n"
          "    product bias elemwise_add shifted =\n    shifted relu result =\n}} "
          "return result;\n")
@@ -97,7 +99,7 @@ def test_the_clients_mnrs_decoder_raises_only_job_errors():
         try:
             with deadline():
                 decode_result(raw, compiled, checked.program.quant)
-        except JobError:
+        except Refused:
             pass
         except BaseException as e:
             fail("MNRS", n, raw, e)
@@ -277,11 +279,11 @@ def test_maned_run_against_a_hostile_worker_ends_in_a_result_or_coded_lines(work
     gives the flow's output (when the answers happened to be sound) or coded lines, each
     naming the flow and the device, within the case's deadline."""
     hostile = Hostile()
-    device = (f'device::h {{ host = "127.0.0.1"; port = {hostile.port}; user = "u"; '
-              f'pass = env("P_H"); timeout = 2; }}\n')
+    block = device("h", host="127.0.0.1", port=hostile.port, user="u", password=env("P_H"),
+                   timeout=2)
     script = workdir / "hostile.mnd"
     preamble, _, rest = LAYER.format(route=" @device(h)").partition("in::")
-    script.write_text(preamble + device + "in::" + rest)
+    script.write_text(preamble + block + "in::" + rest)
     monkeypatch.setenv("P_H", "hostile-pass")
     rng = random.Random(1317)
     try:

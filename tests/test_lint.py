@@ -7,14 +7,15 @@ from maned.diagnostics import Pos
 from maned.diagnostics.ledger import LEDGER
 from maned.lang.lint import RULES, lint
 from maned.lang.parser import parse
+from support.scripts import H8
 
 # Codes found statically: by the parser or the linter (R2's parse, ml and lint stages).
 STATIC = {c for c, row in LEDGER.items()
           if row.stage in ("parse", "ml", "lint") and row.status == "active"}
 # Static-stage codes that need more than parse + lint: ELIMIT comes from graph building
-# (maned.check); E027 is the ML desugar's, E028 the ML fit's at run time; E031 is the
-# limits' of maned.check and of a run (tests/test_cli.py); W020 runs a routed flow in
-# maned.check (below); E029 and the run codes need files or a run.
+# (maned.static_check); E027 is the ML desugar's, E028 the ML fit's at run time; E031 is the
+# limits' of maned.static_check and of a run (tests/test_cli.py); W020 runs a routed flow in
+# maned.static_check (below); E029 and the run codes need files or a run.
 NOT_PARSE_OR_LINT = {"ELIMIT", "E027", "E028", "E031", "W020"}
 
 
@@ -135,8 +136,7 @@ def test_a_misspelt_op_is_suggested_and_draws_no_w017():
         ("E003", "flow 'f': undefined variable 'matmull' (did you mean the op 'matmul'?)")]
 
 
-INT8 = ("mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=0;\n"
-        "device::vm1 { host = \"local\"; }\nin::a = [100, 50];\n")
+INT8 = H8 + "device::vm1 { host = \"local\"; }\nin::a = [100, 50];\n"
 
 
 @pytest.mark.parametrize("body, routed, found", [
@@ -146,10 +146,10 @@ INT8 = ("mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=0;\n"
     ("a a add s = s 4 div r =", True, None),  # an intermediate is an int32 register
 ])
 def test_w020_a_routed_value_outside_the_int8_envelope(body, routed, found):
-    """Issue 23, point 6: maned-lint (maned.check) runs a routed flow on its in:: literals
+    """Issue 23, point 6: maned-lint (maned.static_check) runs a routed flow on its in:: literals
     and warns when a value cannot travel as int8; the run refuses the same flow."""
     import maned
-    from maned.check import check
+    from maned.static_check import check
     device = " @device(vm1)" if routed else ""
     text = INT8 + f"calc::lambda_flow f(a){device} {{\n    {body}\n}} return r;\n"
     w020 = [d for d in check(text).diagnostics if d.code == "W020"]

@@ -3,16 +3,17 @@ numbering, SYNC, the immediates table, every refusal, and the rank-0 restore (R5
 import pytest
 
 from bark_vm.wire.ir import Instr
-from maned.check import check
+from maned.static_check import check
 from maned.tensor import Tensor
-from maned.lowering.envelopes import JobError, decode_result, encode_job, job_quant
-from maned.lowering.lower import LoweringError, lower
+from maned.failures import Refused
+from maned.lowering.envelopes import decode_result, encode_job, job_quant
+from maned.lowering.lower import lower
 from maned.lowering.compiled import Compiler
 from maned.lowering.shapes import rank0_outputs
 from bark_vm.wire.envelope import encode_result
 
-H = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-H8 = "mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=0;\n"
+from support.scripts import H0 as H
+from support.scripts import H8, preamble
 
 
 def graph(body: str, params="x", returns="r", header=H, extra=""):
@@ -119,7 +120,7 @@ REFUSALS = [
 @pytest.mark.parametrize("body,params,returns,abi,message,limit", REFUSALS)
 def test_refusals(body, params, returns, abi, message, limit):
     g, _ = graph(body, params, returns, extra="in::g = 1;\n")
-    with pytest.raises(LoweringError) as e:
+    with pytest.raises(Refused) as e:
         lower(g, abi)
     assert message in e.value.message and e.value.message.startswith("flow 'f'")
     assert e.value.limit is limit
@@ -129,12 +130,12 @@ def test_input_limit_counts_hoisted_constants():
     body = "x " + " ".join(f"{k} add" for k in range(1, 17)) + " r ="
     g, _ = graph(body)
     lower(g, 2)  # CONSTs under v2
-    with pytest.raises(LoweringError) as e:
+    with pytest.raises(Refused) as e:
         lower(g, 1)  # 1 param + 16 hoisted
     assert e.value.limit and "17 input tensors" in e.value.message
     params = ", ".join(f"p{k}" for k in range(17))
     g, _ = graph("p0 relu r =", params)
-    with pytest.raises(LoweringError) as e:
+    with pytest.raises(Refused) as e:
         lower(g, 2)
     assert e.value.limit
 
@@ -143,7 +144,7 @@ def test_output_limit():
     names = ", ".join(f"o{k}" for k in range(17))
     body = "\n".join(f"x relu o{k} =" for k in range(17))
     g, _ = graph(body, returns=names)
-    with pytest.raises(LoweringError) as e:
+    with pytest.raises(Refused) as e:
         lower(g, 2)
     assert e.value.limit and "17 values" in e.value.message
 
@@ -152,7 +153,7 @@ def test_register_file_limit():
     body = "x " + " ".join("relu" for _ in range(300)) + " r ="
     g, _ = graph(body)
     lower(g, 2)
-    with pytest.raises(LoweringError) as e:
+    with pytest.raises(Refused) as e:
         lower(g, 1)
     assert e.value.limit
     assert e.value.message == ("flow 'f' compiles to 301 values, but the target register file "
@@ -176,7 +177,7 @@ def test_encode_job_promotes_rank0_and_refuses_int8_misfits():
     g, program = graph("x 200 add r =", header=H8)
     encode_job(lower(g, 2), [Tensor.scalar(1)], program.quant)  # a v2 CONST is no entry [W13]
     lowered = lower(g, 1)
-    with pytest.raises(JobError) as e:
+    with pytest.raises(Refused) as e:
         encode_job(lowered, [Tensor.scalar(1)], program.quant)
     assert "constant 200" in e.value.message
     assert "mnd::quantmin=-100, mnd::quantmax=100" in e.value.message
@@ -184,7 +185,7 @@ def test_encode_job_promotes_rank0_and_refuses_int8_misfits():
     lowered = lower(g, 1)
     raw = encode_job(lowered, [Tensor.scalar(1)], program.quant)
     assert raw[17] == 1  # int8
-    with pytest.raises(JobError) as e:
+    with pytest.raises(Refused) as e:
         encode_job(lowered, [Tensor((2,), (1, 300))], program.quant)
     assert "parameter 'x' holds 300" in e.value.message
     assert job_quant(program.quant).dtype == 1
@@ -193,28 +194,27 @@ def test_encode_job_promotes_rank0_and_refuses_int8_misfits():
 def test_decode_result_checks():
     g, _ = graph("x relu r =")
     compiled = Compiler().compile(g, 2, {"x": Tensor((1,), (1,))})
-    with pytest.raises(JobError, match="malformed"):
+    with pytest.raises(Refused, match="malformed"):
         decode_result(b"MNRS", compiled)
-    with pytest.raises(JobError, match="status 3"):
+    with pytest.raises(Refused, match="status 3"):
         decode_result(encode_result([], 2, status=3), compiled)
-    with pytest.raises(JobError, match="returned 2 output"):
+    with pytest.raises(Refused, match="returned 2 output"):
         decode_result(encode_result([((1,), (1,))] * 2, 2), compiled)
     raw = bytearray(encode_result([((1,), (1,))], 2))
     raw[12] = 1
-    with pytest.raises(JobError, match="out of order"):
+    with pytest.raises(Refused, match="out of order"):
         decode_result(bytes(raw), compiled)
 
 
 def checked_text() -> str:
-    return ("mnd::quantmax=1;\nmnd::quantmin=-1;\nmnd::quantres=0;\n"
-            "calc::lambda_flow f(x) {\n    x x add y =\n} return y;\n")
+    return preamble(1, -1, 0) + "calc::lambda_flow f(x) {\n    x x add y =\n} return y;\n"
 
 
 def test_a_value_outside_the_int8_envelope_says_which_directives_chose_it():
     """Issue 15: the refusal names mnd::quantmax and the others, and how to widen them."""
     checked = check(checked_text())
     lowered = lower(checked.graphs["f"], 2)
-    with pytest.raises(JobError) as e:
+    with pytest.raises(Refused) as e:
         encode_job(lowered, [Tensor((2,), (1, 300))], checked.program.quant)
     why = ("parameter 'x' holds 300, outside the int8 envelope (-128..127) that "
            "mnd::quantmin=-1, mnd::quantmax=1 and mnd::quantres=0 choose for routed values; "

@@ -1,31 +1,26 @@
 """Workers that lie, stall or trickle never hang `maned-run` (DESIGN §10): each case ends in
 one coded line naming the flow and the device, exit 1. Runs are child processes, so a hang
 shows as the guard's timeout, not as a stuck suite."""
-import subprocess
-import sys
-
 import pytest
 
 import maned
 from maned.targets.cdp import CdpDevice
 from stub_worker import DEEP_JSON, STATUS, Drip, Stub
+from support.processes import maned_run_child
+from support.scripts import H0, Verbatim, device
 
-HEAD = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\nin::a = [[1,2],[3,4]];\n"
+HEAD = H0 + "in::a = [[1,2],[3,4]];\n"
 FLOW = "calc::lambda_flow f(a) @device(liar) {\n    a a add r =\n} return r;\n"
 
 
-def script(port: int, extra: str = "") -> str:
-    return (HEAD + f'device::liar {{ host = "127.0.0.1"; port = {port}; token = "{"t" * 32}";'
-            f'{extra} }}\n' + FLOW)
+def script(port: int, **fields) -> str:
+    return HEAD + device("liar", host="127.0.0.1", port=port, token="t" * 32, **fields) + FLOW
 
 
 def run(tmp_path, text: str) -> tuple[int, str, str]:
     path = tmp_path / "liar.mnd"
     path.write_text(text)
-    p = subprocess.run([sys.executable, "-c", "from maned.cli.run import console_main; "
-                        "console_main()", str(path)], capture_output=True, text=True,
-                       timeout=120)
-    return p.returncode, p.stdout, p.stderr
+    return maned_run_child(path, timeout=120)
 
 
 @pytest.fixture
@@ -60,7 +55,7 @@ def test_a_deeply_nested_error_answer_is_one_coded_line(stub, tmp_path):
 def test_a_trickling_worker_ends_at_the_device_deadline(tmp_path):
     drip = Drip(gap=0.2)
     try:
-        code, out, err = run(tmp_path, script(drip.port, " timeout = 2;"))
+        code, out, err = run(tmp_path, script(drip.port, timeout=2))
         assert drip.sent < drip.total  # cut off mid-answer
     finally:
         drip.close()
@@ -72,8 +67,8 @@ def test_a_trickling_worker_ends_at_the_device_deadline(tmp_path):
 @pytest.mark.parametrize("value, shown", [("0", "0"), ("-2", "-2"), ('"soon"', "'soon'"),
                                           ("2147484", "2147484")])
 def test_a_bad_timeout_field_is_refused_before_anything_runs(maned_run, value, shown):
-    code, out, err = maned_run(source=HEAD + f'device::liar {{ host = "local"; timeout = {value};'
-                               ' }\n' + FLOW)
+    code, out, err = maned_run(source=HEAD + device("liar", host="local",
+                                                    timeout=Verbatim(value)) + FLOW)
     assert (code, out) == (1, "")
     assert err == (f"error: device 'liar': bad timeout {shown} (a whole number of seconds, 1 to "
                    "86400) [EPLAN]\n")
@@ -100,7 +95,7 @@ def test_the_report_names_each_cause(stub, tmp_path):
     assert [(d.code, d.cause) for d in report.diagnostics] == [("ERUN", "malformed_response")]
     drip = Drip(gap=0.2)
     try:
-        report = maned.run(source=script(drip.port, " timeout = 2;"), base_dir=tmp_path)
+        report = maned.run(source=script(drip.port, timeout=2), base_dir=tmp_path)
     finally:
         drip.close()
     assert [(d.code, d.cause) for d in report.diagnostics] == [("ERUN", "timeout")]

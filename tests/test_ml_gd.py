@@ -5,12 +5,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from maned.ml import descriptor
-from maned.ml.base import MlRefusal
-from maned.ml.chain import train_local
+from maned.failures import Refused
 from maned.ml.gd import MODULES
 from maned.ml.hyper import configurations
 from maned.catalogue import BY_NAME
 from maned.tensor import Tensor
+from support.ml_chain import train_local
 
 LR_X = Tensor((8, 2), (100, 200, 200, 100, 300, 500, 400, 200, 500, 800, 600, 300, 0, 100,
                        200, 700))
@@ -136,7 +136,7 @@ def test_round_flows_use_wire_ops_only(algo):
 ])
 def test_data_refusals(x, y, keys, reason):
     c = cfg("linear_regression", **{"features": 2, **keys})
-    with pytest.raises(MlRefusal) as e:
+    with pytest.raises(Refused) as e:
         MODULES["linear_regression"].init(x, y, c, 2)
     assert reason in e.value.reason
 
@@ -199,7 +199,7 @@ def test_the_smallest_one_step_budget_gives_the_default_model(algo, x, y, keys):
     c = cfg(algo, **keys)
     small = dict(c, budget=_smallest_budget_for_one_step(module, x, y, c, 2))
     assert steps_per_round(module, "f", module.init(x, y, small, 2), small, 2) == 1
-    with pytest.raises(MlRefusal):
+    with pytest.raises(Refused):
         tight = dict(c, budget=small["budget"] - 1)
         steps_per_round(module, "f", module.init(x, y, tight, 2), tight, 2)
     assert train_local(module, x, y, small, 2) == train_local(module, x, y, c, 2)

@@ -6,12 +6,12 @@ from hypothesis import strategies as st
 
 from maned.interp.evaluate import evaluate
 from maned.ml import hmm
-from maned.ml.base import MlRefusal
-from maned.ml.chain import run_round, train_local
+from maned.failures import Refused
 from maned.ml.chunking import steps_per_round, wire_inputs
 from maned.ml.hyper import configurations
 from maned.catalogue import BY_NAME, OpContext
 from maned.tensor import Tensor
+from support.ml_chain import run_round, train_local
 
 FIXTURE = [[0, 100, 0, 100, 200, 200, 200, 200],
            [100, 0, 100, 0, 200, 200, 100, 200],
@@ -98,7 +98,7 @@ def test_round_graph_sizes_and_caps():
     assert steps_per_round(hmm, "fit#c0#r0", start, cfg, 2) == min(3, (4096 - fixed) // per)
     small = config(budget=len(g1.nodes) + per)  # room for exactly two iterations
     assert steps_per_round(hmm, "fit#c0#r0", start, small, 2) == 2
-    with pytest.raises(MlRefusal, match="budget"):
+    with pytest.raises(Refused, match="budget"):
         steps_per_round(hmm, "fit#c0#r0", start, config(budget=len(g1.nodes) - 1), 2)
 
 
@@ -194,9 +194,9 @@ def test_predict_ties_pick_lowest_state():
 
 def test_predict_refuses_non_symbols():
     descriptor, _ = train_local(hmm, O, None, config(), 2)
-    with pytest.raises(MlRefusal, match="not a symbol"):
+    with pytest.raises(Refused, match="not a symbol"):
         hmm.predict(descriptor, tensor([[0, 300]]), 2)  # stored V = 3
-    with pytest.raises(MlRefusal, match="rank-2"):
+    with pytest.raises(Refused, match="rank-2"):
         hmm.predict(descriptor, Tensor((3,), (0, 100, 200)), 2)
 
 
@@ -205,19 +205,19 @@ def test_predict_refuses_non_symbols():
 def test_init_refuses_a_cell_that_is_not_a_symbol(cell):
     rows = [list(r) for r in FIXTURE]
     rows[2][5] = cell
-    with pytest.raises(MlRefusal, match=rf"O\[2\]\[5\] = {cell} is not a symbol"):
+    with pytest.raises(Refused, match=rf"O\[2\]\[5\] = {cell} is not a symbol"):
         hmm.init(tensor(rows), None, config(), 2)
 
 
 def test_init_refuses_wrong_steps_rows_and_shape():
-    with pytest.raises(MlRefusal, match="steps is 7 but O has 8 columns"):
+    with pytest.raises(Refused, match="steps is 7 but O has 8 columns"):
         hmm.init(O, None, config(steps=7), 2)
-    with pytest.raises(MlRefusal, match="rows is 5 but O has 6 rows"):
+    with pytest.raises(Refused, match="rows is 5 but O has 6 rows"):
         hmm.init(O, None, config(rows=5), 2)
     hmm.init(O, None, config(rows=6), 2)
-    with pytest.raises(MlRefusal, match="rank-2"):
+    with pytest.raises(Refused, match="rank-2"):
         hmm.init(Tensor((8,), FIXTURE[0]), None, config(), 2)
-    with pytest.raises(MlRefusal, match="rank-2"):
+    with pytest.raises(Refused, match="rank-2"):
         hmm.init(Tensor((0, 8), ()), None, config(), 2)
 
 
@@ -226,9 +226,9 @@ def test_rows_guard_in_hyper():
         return configurations("hmm", [("symbols", 3), ("steps", 8), ("rows", rows)], q, False)
     cfgs(30, 2)
     cfgs(3, 3)
-    with pytest.raises(MlRefusal, match="overflow"):
+    with pytest.raises(Refused, match="overflow"):
         cfgs(31, 2)
-    with pytest.raises(MlRefusal, match="overflow"):
+    with pytest.raises(Refused, match="overflow"):
         cfgs(4, 3)
 
 

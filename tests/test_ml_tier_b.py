@@ -4,7 +4,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 from maned.ml import decision_tree, descriptor, isolation_forest, kmeans, knn, naive_bayes
-from maned.ml.base import MlRefusal
+from maned.failures import Refused
 from maned.ml.exact import apply_std_block, check_xy
 from maned.tensor import Tensor
 
@@ -138,7 +138,7 @@ ALL = [(kmeans, KM)] + SUPERVISED + [(isolation_forest, IF)]
                                Tensor((2, 0), ()), Tensor((1, 1, 1), (1,))],
                          ids=["rank1", "scalar", "no rows", "no columns", "rank3"])
 def test_x_not_a_non_empty_matrix_is_refused(module, cfg, X):
-    with pytest.raises(MlRefusal, match="X must be a non-empty rank-2 tensor"):
+    with pytest.raises(Refused, match="X must be a non-empty rank-2 tensor"):
         module.fit(X, None if module in (kmeans, isolation_forest) else CLS_Y, cfg, 2)
 
 
@@ -146,13 +146,13 @@ def test_x_not_a_non_empty_matrix_is_refused(module, cfg, X):
 @pytest.mark.parametrize("y", [col([0] * 7), Tensor((8, 2), (0,) * 16), Tensor((1, 8), (0,) * 8),
                                Tensor((), (0,))], ids=["7 rows", "8x2", "1x8", "scalar"])
 def test_y_of_the_wrong_shape_is_refused(module, cfg, y):
-    with pytest.raises(MlRefusal, match=r"y must be \[8x1\] or \[8\] for the 8 rows of X"):
+    with pytest.raises(Refused, match=r"y must be \[8x1\] or \[8\] for the 8 rows of X"):
         module.fit(CLS_X, y, cfg, 2)
 
 
 @pytest.mark.parametrize("module, cfg", SUPERVISED, ids=[m.ALGO for m, _ in SUPERVISED])
 def test_missing_labels_are_refused(module, cfg):
-    with pytest.raises(MlRefusal, match="needs labels y"):
+    with pytest.raises(Refused, match="needs labels y"):
         module.fit(CLS_X, None, cfg, 2)
 
 
@@ -160,7 +160,7 @@ def test_missing_labels_are_refused(module, cfg):
                                          (knn, {"k": 5, "standardize": False})])
 def test_k_more_than_rows_is_refused(module, cfg):
     X = mat(CLS_X.rows()[:4])
-    with pytest.raises(MlRefusal) as e:
+    with pytest.raises(Refused) as e:
         module.fit(X, col([0, 0, 1, 1]), cfg, 2)
     assert e.value.reason == "k 5 is more than the 4 rows of X"
 
@@ -171,10 +171,10 @@ def test_check_xy_returns_rows_and_labels():
 
 
 def test_slot_outside_int64_is_refused_at_fit():
-    with pytest.raises(MlRefusal, match="outside int64"):
+    with pytest.raises(Refused, match="outside int64"):
         descriptor.pack(6, 2, 1, 1, 0, [2 ** 63])
     # standardized classes at ±S have variance S² + 1 = 10^20 + 1 at q = 10
-    with pytest.raises(MlRefusal, match="outside int64"):
+    with pytest.raises(Refused, match="outside int64"):
         naive_bayes.fit(mat([[0], [2], [0], [2]]), col([0, 0, 1, 1]), {"standardize": True}, 10)
 
 

@@ -7,15 +7,15 @@ from hypothesis import strategies as st
 from maned.interp.evaluate import evaluate
 from maned.ml import descriptor
 from maned.ml import xgboost as xg
-from maned.ml.base import MlRefusal
-from maned.ml.chain import train_local
+from maned.failures import OpError, Refused
 from maned.ml.chunking import MAX_TENSORS, steps_per_round, wire_inputs
 from maned.ml.hyper import configurations
 from maned.numeric.activation import sigmoid
 from maned.numeric.int32 import tdiv, wrap32 as w32
 from maned.catalogue import BY_NAME, OpContext
-from maned.ml.predict import PredictRefusal, ml_predict
+from maned.ml.predict import ml_predict
 from maned.tensor import Tensor
+from support.ml_chain import train_local
 
 FIXTURE_X = [[100, 100], [100, 200], [200, 100], [200, 200],
              [700, 700], [700, 800], [800, 700], [800, 800]]
@@ -278,7 +278,7 @@ def test_predict_reproduces_epilogue_probabilities():
     (matrix(FIXTURE_X), column(FIXTURE_Y), [("features", 2), ("rows", 9)], "rows is 9"),
 ])
 def test_init_refusals(X, y, hypers, why):
-    with pytest.raises(MlRefusal, match=why):
+    with pytest.raises(Refused, match=why):
         xg.init(X, y, cfg_of(hypers), 2)
 
 
@@ -291,7 +291,8 @@ def test_y_as_rank1_is_accepted():
 def test_predict_refuses_wrong_column_count():
     X, y, cfg = fixture()
     model, _ = train_local(xg, X, y, cfg, 2)
-    with pytest.raises(MlRefusal):
+    with pytest.raises(Refused):
         xg.predict(model.data, Tensor((1, 3), (1, 2, 3)), 2)
-    with pytest.raises(PredictRefusal, match="3 columns"):
+    with pytest.raises(OpError, match="3 columns") as refused:
         ml_predict(OpContext(2), model, Tensor((1, 3), (1, 2, 3)))
+    assert refused.value.terse  # printed as `ml_predict: <reason>` (R41)

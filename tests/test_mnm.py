@@ -4,7 +4,11 @@ import struct
 
 import pytest
 
+import maned
 from maned.io.mnm import decode, encode, fnv1a64
+from maned.pipeline.report import OutFile
+
+from conftest import expand
 
 FIT = """{LR}
 in::Xnew = [[100,100],[300,100],[0,500]];
@@ -37,15 +41,17 @@ def test_file_layout_is_count_slots_checksum():
     assert decode(raw) == MODEL
 
 
-def test_fit_save_load_predict_gives_the_same_numbers(maned_run, workdir):
-    code, out, err = maned_run(source=FIT)
-    assert code == 0, err
-    assert out.splitlines()[-2:] == ["yhat : [3x1] = [401, 793, -192]",
-                                     "out::model -> linear_fit.mnm"]
+def test_fit_save_load_predict_gives_the_same_numbers(workdir):
+    yhat = maned.Tensor((3, 1), (401, 793, -192))
+    fit = maned.run(source=expand(FIT), base_dir=workdir)
+    assert fit.exit_code == 0, fit.diagnostics
+    assert [f.flow for f in fit.flows][-1] == "infer" and fit.outputs("infer") == {"yhat": yhat}
+    assert fit.files == (OutFile("model", "linear_fit.mnm"),)
     assert decode((workdir / "linear_fit.mnm").read_bytes()) == MODEL
-    code, out, err = maned_run(source=LOAD)
-    assert (code, err) == (0, "")
-    assert out == "flow 'infer' outputs:\nyhat : [3x1] = [401, 793, -192]\n"
+    load = maned.run(source=expand(LOAD), base_dir=workdir)
+    assert (load.exit_code, load.diagnostics, load.notes) == (0, (), ())
+    assert (load.statuses, load.prints, load.files) == ((), (), ())
+    assert [f.flow for f in load.flows] == ["infer"] and load.outputs("infer") == {"yhat": yhat}
 
 
 def _corrupt(raw: bytes, how: str) -> bytes:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from maned_conformance.mutation import judgements, run
+from maned_conformance.mutation import cli, judgements
 from maned_conformance.mutation.mutants import DEFAULT_FILES, enumerate_mutants, \
     mutants_of_source, resolve_files
 from maned_conformance.mutation.operators import OPERATORS
@@ -80,7 +80,7 @@ def test_strings_docstrings_fstrings_annotations_imports_decorators_are_never_mu
 
 def test_the_enumeration_is_deterministic_and_ids_are_unique():
     root = package_dir().parent
-    files = resolve_files(["bark_vm/executor/elementwise.py", "bark_vm/pipeline.py"], root)
+    files = resolve_files(["bark_vm/executor/elementwise.py", "bark_vm/request_handling.py"], root)
     first, second = enumerate_mutants(files, root), enumerate_mutants(files, root)
     assert first == second and len(first) > 50
     assert len({m.id for m in first}) == len(first)
@@ -109,17 +109,17 @@ def test_judgements_by_id_and_by_function_and_stale_ones(tmp_path):
 
 
 def test_usage_errors_exit_2(tmp_path, capsys):
-    assert run.main(["--files", "bark_vm/no_such_file.py", "--out", str(tmp_path)]) == 2
-    assert run.main(["--files", "bark_vm/pipeline.py", "--only", "nothing:", "--out",
+    assert cli.main(["--files", "bark_vm/no_such_file.py", "--out", str(tmp_path)]) == 2
+    assert cli.main(["--files", "bark_vm/request_handling.py", "--only", "nothing:", "--out",
                      str(tmp_path)]) == 2
-    assert run.main(["--jobs", "0"]) == 2
+    assert cli.main(["--jobs", "0"]) == 2
     assert capsys.readouterr().err.count("[EUSAGE]") == 3
     assert not (tmp_path / "report.json").exists()
 
 
 def test_rejudge_applies_the_judgements_to_a_written_report(tmp_path, capsys):
-    survivor = pick("bark_vm/pipeline.py", "gt_gte", "if len(self._known) > self.size:")
-    other = pick("bark_vm/pipeline.py", "noteq_eq", "if params != len(request.entries):")
+    survivor = pick("bark_vm/request_handling.py", "gt_gte", "if len(self._known) > self.size:")
+    other = pick("bark_vm/request_handling.py", "noteq_eq", "if params != len(request.entries):")
     base = {"line": 1, "col": 1, "operator": "x", "original": "a", "mutated": "b",
             "case": None, "case_status": None, "judged": None, "seconds": 1.0}
     records = [dict(base, id=survivor.id, file=survivor.path, scope=survivor.scope,
@@ -130,17 +130,18 @@ def test_rejudge_applies_the_judgements_to_a_written_report(tmp_path, capsys):
     report.write(tmp_path, report.build(records, [], 10.0))
     toml = tmp_path / "equivalent.toml"
     toml.write_text(f'"{survivor.id}" = "a smaller cache re-validates"\n'
-                    f'"{other.id}" = "wrongly judged"\n"bark_vm/pipeline.py:1:1:x" = "old"\n')
-    assert run.main(["--rejudge", str(tmp_path), "--equivalent", str(toml)]) == 0
+                    f'"{other.id}" = "wrongly judged"\n'
+                    '"bark_vm/request_handling.py:1:1:x" = "old"\n')
+    assert cli.main(["--rejudge", str(tmp_path), "--equivalent", str(toml)]) == 0
     doc = json.loads((tmp_path / "report.json").read_text())
     status = {r["id"]: (r["status"], r["reason"]) for r in doc["mutants"]}
     assert status[survivor.id] == ("equivalent", "a smaller cache re-validates")
     assert status[other.id] == ("killed", "refused")
     assert doc["contradicted_judgements"] == [other.id]
-    assert doc["stale_judgements"] == ["bark_vm/pipeline.py:1:1:x"]
+    assert doc["stale_judgements"] == ["bark_vm/request_handling.py:1:1:x"]
     assert doc["counts"]["score"] == 1.0 and "1 judged equivalent" in capsys.readouterr().out
     toml.write_text("")
-    assert run.main(["--rejudge", str(tmp_path), "--equivalent", str(toml)]) == 1
+    assert cli.main(["--rejudge", str(tmp_path), "--equivalent", str(toml)]) == 1
     doc = json.loads((tmp_path / "report.json").read_text())
     assert {r["status"] for r in doc["mutants"]} == {"survived", "killed"}
 
@@ -150,9 +151,9 @@ def test_rejudge_applies_the_judgements_to_a_written_report(tmp_path, capsys):
 KILLED = [
     ("bark_vm/executor/elementwise.py", "floordiv_mult", "return (a - np.fmod(a, b)) // b"),
     ("bark_vm/executor/activation.py", "drop_not", "if not 0 <= q <= MAX_QUANTRES:"),
-    ("bark_vm/pipeline.py", "noteq_eq", "if params != len(request.entries):"),
+    ("bark_vm/request_handling.py", "noteq_eq", "if params != len(request.entries):"),
 ]
-EQUIVALENT = ("bark_vm/pipeline.py", "gt_gte", "if len(self._known) > self.size:")
+EQUIVALENT = ("bark_vm/request_handling.py", "gt_gte", "if len(self._known) > self.size:")
 
 
 def pick(path, operator, text):
@@ -174,7 +175,7 @@ def test_real_mutants_through_the_real_loop(tmp_path, capsys):
             *sorted({k[0] for k in KILLED})]
     for m in [*killed, survivor]:
         argv += ["--only", m.id]
-    assert run.main(argv) == 0  # every survivor judged
+    assert cli.main(argv) == 0  # every survivor judged
     doc = json.loads((out / "report.json").read_text())
     status = {r["id"]: r for r in doc["mutants"]}
     assert set(status) == {m.id for m in [*killed, survivor]}

@@ -1,18 +1,18 @@
 """maned-run against Bark workers over CDP (issue: the network worker): DESIGN §6's sweep on
 two workers, credentials through env(), AUTH_FAILED, the async path, a worker stopped
 mid-sweep, status::, and no secret in any output."""
-import http.client
 import json
-import os
-import subprocess
-import sys
 import time
 
 import pytest
 
 from bark_vm.container import free_port
 from conftest import EXAMPLES, SEED_SWEEP_NOTE
-from workers import Workers
+from support.processes import MANED_LINT, MANED_RUN, maned_run_child, run as run_child, start
+from support.scripts import FIT_DATA, H0, HML, env, sweep_with
+from support.scripts import device as device_block
+from support.status import status_of
+from support.workers import Workers
 
 pytestmark = pytest.mark.docker
 
@@ -33,20 +33,16 @@ def pair(workers):
 
 
 def status(worker) -> dict:
-    conn = http.client.HTTPConnection(worker.host, worker.port, timeout=5)
-    conn.request("GET", "/api/status")
-    return json.loads(conn.getresponse().read())
+    return status_of(worker, 5)
 
 
 def device(alias: str, worker, var: str) -> str:
-    return (f'device::{alias} {{ host = "{worker.host}"; port = {worker.port}; user = "test"; '
-            f'pass = env("{var}"); }}')
+    return device_block(alias, host=worker.host, port=worker.port, user="test",
+                        password=env(var))
 
 
 def sweep_script(rex, bob, iters=400, extra="") -> str:
-    text = (EXAMPLES / "sweep.mnd").read_text()
-    text = text.replace('device::vm1 { host = "local"; }', device("vm1", rex, "P_REX"))
-    text = text.replace('device::vm2 { host = "local"; }', device("vm2", bob, "P_BOB"))
+    text = sweep_with(vm1=device("vm1", rex, "P_REX"), vm2=device("vm2", bob, "P_BOB"))
     return text.replace("iters: 400,", f"iters: {iters},").replace("features: 2",
                                                                     "features: 2" + extra)
 
@@ -54,14 +50,10 @@ def sweep_script(rex, bob, iters=400, extra="") -> str:
 def run(tmp_path, text, *args, env=None, background=False):
     script = tmp_path / "script.mnd"
     script.write_text(text)
-    cmd = [sys.executable, "-c", "from maned.cli.run import console_main; console_main()",
-           str(script), *args]
-    full_env = dict(os.environ, **(env if env is not None else SECRETS))
+    env = env if env is not None else SECRETS
     if background:
-        return subprocess.Popen(cmd, env=full_env, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-    p = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=300)
-    return p.returncode, p.stdout, p.stderr
+        return start(MANED_RUN, script, *args, env=env)
+    return maned_run_child(script, *args, env=env, timeout=300)
 
 
 def no_secret_in(*texts):
@@ -72,9 +64,7 @@ def no_secret_in(*texts):
 
 def test_the_sweep_on_two_workers_prints_the_local_block(pair, tmp_path):
     rex, bob = pair
-    local = subprocess.run([sys.executable, "-c", "from maned.cli.run import console_main; "
-                            "console_main()", str(EXAMPLES / "sweep.mnd"), "--verify"],
-                           capture_output=True, text=True, timeout=300)
+    local = run_child(MANED_RUN, EXAMPLES / "sweep.mnd", "--verify", timeout=300)
     code, out, err = run(tmp_path, sweep_script(rex, bob), "--verify")
     assert (code, err) == (0, SEED_SWEEP_NOTE)
     assert out == local.stdout and out.endswith(PASS + "\n")
@@ -110,14 +100,12 @@ def test_an_unset_env_secret_is_refused_before_any_login(pair, tmp_path):
 def test_a_literal_password_draws_w014_and_is_never_printed(pair, tmp_path):
     rex, _ = pair
     script = tmp_path / "lit.mnd"
-    script.write_text("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-                      "in::a = [[1,2],[3,4]];\n"
-                      f'device::rex {{ host = "{rex.host}"; port = {rex.port}; user = "test"; '
-                      f'pass = "{SECRETS["P_REX"]}"; }}\n'
-                      "calc::lambda_flow mm(a) @device(rex) {\n    a a matmul r =\n"
+    script.write_text(H0 + "in::a = [[1,2],[3,4]];\n"
+                      + device_block("rex", host=rex.host, port=rex.port, user="test",
+                                     password=SECRETS["P_REX"])
+                      + "calc::lambda_flow mm(a) @device(rex) {\n    a a matmul r =\n"
                       "} return r;\n")
-    lint = subprocess.run([sys.executable, "-c", "from maned.cli.lint import console_main; "
-                           "console_main()", str(script)], capture_output=True, text=True)
+    lint = run_child(MANED_LINT, script)
     assert lint.returncode == 0 and "warning[W014]" in lint.stdout
     code, out, err = run(tmp_path, script.read_text(), "--verify")
     assert code == 0 and out.endswith(PASS + "\n")
@@ -128,8 +116,7 @@ def test_a_large_envelope_travels_async_with_the_same_result(pair, tmp_path):
     rex, _ = pair
     n = 130  # a 130x130 int32 input: 67600 bytes, over the 64 KiB sync limit
     values = ",".join(str((i * 7919) % 2001 - 1000) for i in range(n * n))
-    head = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-            f"{device('rex', rex, 'P_REX')}\n")
+    head = H0 + device("rex", rex, "P_REX")
     body = "calc::lambda_flow big(m) @device(rex) {\n    m transpose t =\n    m t add s =\n" \
            "} return s;\n"
     before = status(rex)
@@ -146,11 +133,8 @@ def test_a_large_envelope_travels_async_with_the_same_result(pair, tmp_path):
 def fit_on(worker, var: str, extra: str = "") -> str:
     """The §6 fit with 3,000 iterations routed to one worker: a default round (511
     iterations) is a request of about 131 KB, twice the sync limit."""
-    return ("mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=2;\n"
-            "in::X = [[100,200],[200,100],[300,500],[400,200],[500,800],[600,300],[0,100],"
-            "[200,700]];\nin::y = [[300],[600],[400],[900],[500],[1200],[200],[0]];\n"
-            f"{device('rex', worker, var)}\n"
-            "calc::ml::linear_regression fit(X, y) @device(rex) {\n"
+    return (HML + FIT_DATA + device("rex", worker, var)
+            + "calc::ml::linear_regression fit(X, y) @device(rex) {\n"
             f"    iters: 3000, lr: 2, features: 2{extra}\n}} return m, l;\n")
 
 
@@ -183,8 +167,7 @@ def test_sync_sized_rounds_give_the_explicit_budgets_numbers(pair, tmp_path):
 
 def test_status_prints_a_block_before_the_flows(pair, tmp_path):
     rex, _ = pair
-    text = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-            f"{device('rex', rex, 'P_REX')}\nstatus::rex;\nin::a = 1;\n"
+    text = (H0 + device("rex", rex, "P_REX") + "status::rex;\nin::a = 1;\n"
             "calc::lambda_flow f(a) {\n    a a add r =\n} return r;\n")
     code, out, err = run(tmp_path, text)
     lines = out.splitlines()
@@ -201,8 +184,7 @@ def test_a_status_block_on_a_down_worker_fails_only_itself(tmp_path):
     """Issue 23, point 2: the local flow still runs and prints; the status block and the
     flow routed to the down worker each get their line; --json names the cause."""
     port = free_port()  # nothing listens there
-    text = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-            f"device::bob {{ host = \"127.0.0.1:{port}\"; }}\nstatus::bob;\nin::a = 1;\n"
+    text = (H0 + device_block("bob", host=f"127.0.0.1:{port}") + "status::bob;\nin::a = 1;\n"
             "calc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"
             "calc::lambda_flow g(a) @device(bob) {\n    a a mul r =\n} return r;\n")
     code, out, err = run(tmp_path, text)

@@ -9,7 +9,7 @@ from bark_vm.wire.digits import whole_number
 from maned.numeric import activation
 from maned.numeric.int32 import INT32_MAX, INT32_MIN, rdiv, tdiv, wrap32
 from maned.ops.broadcast import broadcast_shape
-from maned.catalogue import OpError
+from maned.failures import OpError
 
 int32s = st.integers(INT32_MIN, INT32_MAX)
 big_ints = st.integers(-(2 ** 80), 2 ** 80)

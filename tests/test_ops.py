@@ -3,12 +3,16 @@
 Cases are data: (op, operands, params, quantres, expected shape, expected raw data). Operands are
 written as nested lists (an int is rank 0); expected data is the RAW op result, before wrap32.
 """
+import inspect
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from maned.numeric.int32 import INT32_MAX, INT32_MIN, wrap32
 from maned.ops.linalg import bareiss
-from maned.catalogue import BY_NAME, OPS, OpContext, OpError
+from maned.catalogue import OPS, OpContext
+from maned.failures import OpError
+from maned.interp.kernels import KERNELS
 from maned.tensor import Tensor
 
 
@@ -26,7 +30,7 @@ def tensor(value) -> Tensor:
 
 
 def run(op, operands, params=None, q=2):
-    fn = BY_NAME[op].function()
+    fn = KERNELS[op]
     return fn(OpContext(q), *(tensor(v) for v in operands), **(params or {}))
 
 
@@ -260,9 +264,24 @@ def test_determinant_refusal_names_n():
 
 @pytest.mark.parametrize("spec", [op for op in OPS if op.kind in ("both", "local", "ctor")],
                          ids=lambda op: op.name)
-def test_every_executable_registry_row_resolves_to_a_documented_callable(spec):
-    fn = spec.function()
+def test_every_executable_registry_row_has_a_documented_function(spec):
+    fn = KERNELS[spec.name]
     assert callable(fn) and fn.__doc__
+
+
+def test_only_executable_rows_have_a_function():
+    assert sorted(KERNELS) == sorted(op.name for op in OPS
+                                     if op.kind in ("both", "local", "ctor"))
+
+
+@pytest.mark.parametrize("spec", [op for op in OPS if op.name in KERNELS],
+                         ids=lambda op: op.name)
+def test_row_params_and_defaults_are_its_functions(spec):
+    """The catalogue's object params and their defaults (read by the parser, the linter and
+    lowering/compiled) are exactly the function's keyword parameters and defaults."""
+    keywords = [p for p in inspect.signature(KERNELS[spec.name]).parameters.values()
+                if p.default is not inspect.Parameter.empty]
+    assert spec.defaults == tuple((p.name, p.default) for p in keywords)
 
 
 def test_docs_ops_has_one_row_per_registry_op():

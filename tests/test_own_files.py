@@ -5,8 +5,6 @@ waiting forever for a peer; Ctrl-C in maned-model is a notice, never a traceback
 import os
 import pty
 import signal
-import subprocess
-import sys
 
 import pytest
 
@@ -15,6 +13,7 @@ from maned.cli import model as model_cli
 from conftest import run_tool
 from fuzzing import deadline
 from gates import HANG_GUARD_S, until
+from support.processes import MANED_MODEL, MANED_RUN, run, start
 
 SCRIPT_BYTES = "mnd::quantmax=1000;"  # how csv_io.mnd starts: the script is still the script
 
@@ -71,10 +70,7 @@ def test_a_trace_into_dev_null_is_no_clash_even_when_stdout_is_dev_null(workdir)
 
 
 def _run_process(argv, out, err) -> int:
-    code = "import sys; from maned.cli.run import console_main; sys.argv[1:] = %r; " \
-           "console_main()" % (argv,)
-    return subprocess.run([sys.executable, "-c", code], stdout=out, stderr=err,
-                          timeout=HANG_GUARD_S).returncode
+    return run(MANED_RUN, *argv, stdout=out, stderr=err).returncode
 
 
 # --- FIFOs: refused at once, never waited on ---------------------------------------------------
@@ -119,9 +115,7 @@ def test_ctrl_c_in_maned_model_is_a_notice_not_a_traceback():
     and Ctrl-C there ends the tool with a notice and 130."""
     parent, child = pty.openpty()
     try:
-        p = subprocess.Popen([sys.executable, "-c", "from maned.cli.model import console_main;"
-                              " console_main()", "show", os.ttyname(child)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = start(MANED_MODEL, "show", os.ttyname(child))
         until(lambda: _reading(p.pid), "maned-model waits on the terminal")
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=HANG_GUARD_S)

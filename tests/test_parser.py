@@ -11,9 +11,7 @@ from maned.lang.ast import (CtorInput, DeviceDecl, EnvRef, FileInput, FlowCall, 
                             Repeat, StackOp, StatusDecl, TensorLit, TopStatement)
 from maned.lang.parser import parse
 
-H0 = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-H2 = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=2;\n"
-HML = "mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=2;\n"
+from support.scripts import H0, H2, HML
 
 TV01 = H0 + """
 in::a = 2;

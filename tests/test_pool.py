@@ -2,7 +2,6 @@
 stands for every worker discovery finds, sorted by reported alias; a sweep routed to it
 puts configuration i on member i mod N, N and the order fixed once per plan, so the output
 never depends on timing. Workers here are real bark-workers, probed by unicast."""
-import json
 from contextlib import ExitStack
 
 import pytest
@@ -10,26 +9,13 @@ import pytest
 from bark_vm.container import free_port, worker_process
 from maned.cli import run as run_cli
 
-from conftest import EXAMPLES, only_sweep_notes, run_tool
-from workers import LONG_WINDOW_MS
-from workers import probes as unicast
+from conftest import only_sweep_notes, run_tool
+from support.pools import N_CONFIGS, POOL, configurations_by_target, six_rate_sweep
+from support.workers import LONG_WINDOW_MS
+from support.workers import probes as unicast
 
 PASSWORD = "pool-pass-8b1f"
 PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
-POOL = 'device::fleet { pool = true; user = "test"; pass = env("P_POOL"); }'
-N_CONFIGS = 6
-
-
-def sweep(pooled: bool) -> str:
-    """DESIGN §6's sweep with six learning rates, on the pool or on the two VMs."""
-    text = (EXAMPLES / "sweep.mnd").read_text()
-    text = text.replace("lr: [2, 5, 10]", "lr: [1, 2, 3, 5, 8, 10]").replace(
-        "return m0, l0, m1, l1, m2, l2",
-        "return " + ", ".join(f"m{i}, l{i}" for i in range(N_CONFIGS)))
-    if pooled:
-        text = text.replace('device::vm1 { host = "local"; }\ndevice::vm2 { host = "local"; }',
-                            POOL).replace("@device(vm1, vm2)", "@device(fleet)")
-    return text
 
 
 def workers(stack: ExitStack, aliases) -> list[int]:
@@ -46,21 +32,11 @@ def probes(ports) -> list[str]:
     return unicast(*ports) + ["--discover-timeout", LONG_WINDOW_MS]
 
 
-def configurations_by_target(trace) -> dict[int, set[str]]:
-    seen: dict[int, set[str]] = {}
-    for line in trace.read_text().splitlines():
-        r = json.loads(line)
-        if r["event"] == "start" and "#r" in r["flow"]:
-            seen.setdefault(int(r["flow"].split("#c")[1].split("#")[0]), set()).add(
-                r["target"])
-    return seen
-
-
 @pytest.fixture
 def pooled(workdir, monkeypatch):
     monkeypatch.setenv("P_POOL", PASSWORD)
-    (workdir / "pool.mnd").write_text(sweep(True))
-    (workdir / "local.mnd").write_text(sweep(False))
+    (workdir / "pool.mnd").write_text(six_rate_sweep(True))
+    (workdir / "local.mnd").write_text(six_rate_sweep(False))
     return workdir / "pool.mnd", run_tool(run_cli, [str(workdir / "local.mnd")])[1]
 
 

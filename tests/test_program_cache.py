@@ -1,14 +1,14 @@
-"""The worker's cache of validated programs (bark_vm/pipeline.py `Programs`): a hit is the
+"""The worker's cache of validated programs (bark_vm/request_handling.py `Programs`): a hit is the
 same module a miss would give, the key includes the ABI, and nothing that fails is kept."""
 import pytest
 
-from bark_vm.pipeline import Programs, WorkerConfig, check_request, handle
+from bark_vm.request_handling import Programs, WorkerConfig, check_request, handle
 from bark_vm.wire.constants import WorkerError
 from maned.lowering.fixtures import build_fixture
 from maned.io.cli_values import parse_value
-from maned.pipeline.compile import compile_script
+from maned.pipeline.intake import compile_script
 
-HEAD = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+from support.scripts import H0 as HEAD
 
 
 def request(body: str, inputs: list[str]) -> tuple[bytes, bytes]:
@@ -68,14 +68,14 @@ def test_a_cached_program_still_checks_each_requests_tensors():
 
 
 def test_a_job_out_of_memory_is_a_coded_answer_on_every_worker(monkeypatch):
-    """Issue 13, defect 1, at the pipeline both workers run (bark-vm and bark-worker): a
+    """Issue 13, defect 1, at the request handling both workers run (bark-vm and bark-worker): a
     MemoryError while encoding the result is EXEC_FAILED, never an escaped exception."""
-    from bark_vm import pipeline
+    from bark_vm import request_handling
     mnpk, _ = request("a a add r =", ["2:1,2"])
 
     def out_of_memory(entries, dtype, status=0):
         raise MemoryError()
-    monkeypatch.setattr(pipeline, "encode_result", out_of_memory)
+    monkeypatch.setattr(request_handling, "encode_result", out_of_memory)
     with pytest.raises(WorkerError) as e:
         handle(mnpk, WorkerConfig())
     assert e.value.code == "EXEC_FAILED" and "out of memory" in e.value.detail

@@ -8,13 +8,13 @@ from dataclasses import replace
 
 import pytest
 
-from bark_vm import pipeline
-from bark_vm.pipeline import Programs, WorkerConfig, execute_request, handle
+from bark_vm import request_handling
+from bark_vm.request_handling import Programs, WorkerConfig, execute_request, handle
 from bark_vm.wire import ir
 from bark_vm.wire.constants import WorkerError
 from bark_vm.wire.envelope import decode_request
 from bark_vm.wire.ir import Module, missing_ops, parse_module, validate_module
-from maned.targets.target import DeviceFailure
+from maned.failures import DeviceFailure
 from maned_conformance.cases import CASES, all_cases
 from maned_conformance.generate_requests import case_text, folder
 from maned_conformance.malformations import MALFORMATIONS, pad_values
@@ -180,7 +180,7 @@ def test_each_malformation_breaks_only_its_rule(name, abi):
     step, code, detail = first_refusal(raw, config)
     assert (step, code) == (m.step_for(abi), case.refused.cdp_for(abi)), detail
     assert re.search(DETAIL[name], detail), detail
-    with pytest.raises(WorkerError) as worker:  # the pipeline itself says the same
+    with pytest.raises(WorkerError) as worker:  # the request handling says the same
         handle(raw, config)
     assert (worker.value.code, worker.value.detail) == (code, detail)
 
@@ -207,7 +207,7 @@ def test_the_limits_themselves_are_valid(name, change):
 
 # --- in-process workers: strict, lax, and devices that misbehave -----------------------------
 class InProcess:
-    """bark_vm's pipeline in this process behind the device interface (start, run)."""
+    """bark_vm's request handling in this process behind the device interface (start, run)."""
 
     def __init__(self, abi: int = 2):
         self.config = WorkerConfig(abi=abi)
@@ -247,8 +247,8 @@ def test_a_worker_without_the_rule_fails_its_case(name, monkeypatch):
     case = REQUEST_CASES[name]
     assert run_request(case, "hardware", InProcess()).status == "pass"
     where, lax = LAX[name]
-    monkeypatch.setattr(pipeline, "PROGRAMS", Programs())  # nothing lax stays cached
-    monkeypatch.setattr(ir if where == "_check_fields" else pipeline, where, lax)
+    monkeypatch.setattr(request_handling, "PROGRAMS", Programs())  # nothing lax stays cached
+    monkeypatch.setattr(ir if where == "_check_fields" else request_handling, where, lax)
     outcome = run_request(case, "hardware", InProcess())
     assert outcome.status == "fail", outcome
     assert "worker" in outcome.detail and "hardware" not in outcome.detail

@@ -4,7 +4,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -12,12 +11,14 @@ from pathlib import Path
 import pytest
 
 import maned
-import maned.pipeline.compile
+import maned.pipeline.intake
 
 from conftest import EXAMPLES, SEED_SWEEP_NOTE, expand, only_sweep_notes
 from gates import Gate, launcher
 from maned.cli.run import INTERRUPTED
-from signals import default_sigint, other_threads, signal_thread
+from support.processes import MANED_RUN, gone, run, start
+from support.scripts import device, sweep_with
+from support.signals import default_sigint, other_threads, signal_thread
 
 VMS = 'device::vm1 { host = "local"; }\ndevice::vm2 { host = "local"; }\n'
 PASS = "verify: PASS (compared local interpreter vs routed targets)"
@@ -41,27 +42,32 @@ def test_a_hyphenated_alias_routes_and_verifies(maned_run):
     assert '"target": "bob-i3"' in open("t.jsonl").read()
 
 
-def test_rank0_results_come_back_as_scalars(maned_run):
-    """R5: TV-01 routed: rank-0 travels as [1] and prints as scalar again."""
+def test_rank0_results_come_back_as_scalars(workdir):
+    """R5: TV-01 routed: rank-0 travels as [1] and comes back as a scalar (shape ()) again."""
     source = "{H0}\nin::a = 2;\nin::b = 3;\nin::c = 4;\n" + VMS + (
         "calc::lambda_flow arithmetic(a, b, c) @device(vm2) {\n"
         "    a b add c mul sum_then_scale =\n    b c mul a add scale_then_sum =\n"
         "} return sum_then_scale, scale_then_sum;\n")
-    code, out, err = maned_run("--verify", source=source)
-    assert (code, err) == (0, "")
-    assert out == ("flow 'arithmetic' outputs:\nsum_then_scale : scalar = 20\n"
-                   f"scale_then_sum : scalar = 14\n{PASS}\n")
+    report = maned.run(source=expand(source), verify=True)
+    assert (report.exit_code, report.diagnostics, report.notes) == (0, (), ())
+    assert (report.statuses, report.prints, report.files) == ((), (), ())  # nothing else shown
+    assert [f.flow for f in report.flows] == ["arithmetic"]
+    assert report.outputs("arithmetic") == {"sum_then_scale": maned.Tensor((), (20,)),
+                                            "scale_then_sum": maned.Tensor((), (14,))}
+    assert (report.verify.status, report.verify.compared) == ("PASS", ("arithmetic",))
 
 
-def test_a_routed_result_feeds_a_local_flow(maned_run):
+def test_a_routed_result_feeds_a_local_flow(workdir):
     source = "{H0}\nin::a = [[1,2],[3,4]];\nin::b = [[5,6],[7,8]];\n" + VMS + (
         "calc::lambda_flow offload(a, b) @device(vm1) {\n    a b matmul remote_matrix =\n"
         "} return remote_matrix;\n"
         "calc::lambda_flow postprocess(remote_matrix) {\n    remote_matrix tensor_sum total =\n"
         "} return total;\n")
-    code, out, err = maned_run("--verify", source=source)
-    assert (code, err) == (0, "")
-    assert out.splitlines()[2:] == ["flow 'postprocess' outputs:", "total : [1] = [134]", PASS]
+    report = maned.run(source=expand(source), verify=True)
+    assert (report.exit_code, report.diagnostics, report.notes) == (0, (), ())
+    assert [f.flow for f in report.flows] == ["offload", "postprocess"]
+    assert report.outputs("postprocess") == {"total": maned.Tensor((1,), (134,))}
+    assert (report.verify.status, report.verify.compared) == ("PASS", ("offload",))
 
 
 def _routed(example: str, aliases: str, sweep: tuple[str, str] | None = None) -> str:
@@ -186,7 +192,7 @@ def test_pool_processes_unpickle_each_program_once(monkeypatch):
     import pickle
     from dataclasses import replace
     from maned.targets import local
-    checked = maned.pipeline.compile.compile_script(expand(
+    checked = maned.pipeline.intake.compile_script(expand(
         "{H0}\ncalc::lambda_flow f(a) {\n    a a add r =\n} return r;\n"))
     g = checked.graphs["f"]
     programs = local.PickledPrograms()
@@ -206,7 +212,7 @@ def test_a_vm_child_starts_when_the_plan_names_it():
     """D7: `spawn` starts the child and returns without its HELO; `start` reads it."""
     from maned.dispatch.device_specs import device_specs
     from maned.dispatch.fleet import Fleet
-    program = maned.pipeline.compile.compile_script(expand(
+    program = maned.pipeline.intake.compile_script(expand(
         "{H0}\n" + 'device::vm1 { host = "local"; }\n' +
         "calc::lambda_flow f(a) @device(vm1) {\n    a a add r =\n} return r;\n")).program
     fleet = Fleet(device_specs(program), program.quant)
@@ -266,8 +272,7 @@ def test_progress_on_a_terminal_is_one_line_redrawn_per_definition(workdir):
     pid, fd = pty.fork()
     if pid == 0:  # the child: maned-run on the pty (never back into pytest)
         try:
-            os.execv(sys.executable, [sys.executable, "-c", "from maned.cli.run import "
-                                      "console_main; console_main()", "t.mnd", "--verify"])
+            os.execv(sys.executable, MANED_RUN + ["t.mnd", "--verify"])
         finally:
             os._exit(127)
     import select
@@ -305,31 +310,19 @@ LONG = expand(open(EXAMPLES / "sweep.mnd").read()).replace("iters: 400,", "iters
 def _gated(script: str, workdir: Path, timeouts: dict | None = None) -> str:
     """The script with both VMs on the gated fake (and `timeout` fields where given)."""
     vm = launcher(workdir, "gated_vm")
+    blocks = {}
     for alias in ("vm1", "vm2"):
-        extra = f" timeout = {timeouts[alias]};" if alias in (timeouts or {}) else ""
-        script = script.replace(f'device::{alias} {{ host = "local"; }}',
-                                f'device::{alias} {{ host = "local"; vm = "{vm}";{extra} }}')
-    return script
+        fields = {"timeout": timeouts[alias]} if alias in (timeouts or {}) else {}
+        blocks[alias] = device(alias, host="local", vm=str(vm), **fields)
+    return sweep_with(script, **blocks)
 
 
 def _start_maned_run(workdir: Path, text: str, gate: Gate, hold_from: int = 1, *args):
     script = workdir / "long.mnd"
     script.write_text(text)
-    env = dict(os.environ, MANED_TEST_HOLD=str(gate.path), MANED_TEST_HOLD_FROM=str(hold_from))
-    return subprocess.Popen([sys.executable, "-c", "from maned.cli.run import console_main; "
-                             "console_main()", str(script), *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=default_sigint)
-
-
-def _gone(pid: int) -> bool:
-    """The process has exited and been reaped (waits a little for the reaper)."""
-    deadline = time.monotonic() + 30
-    while Path(f"/proc/{pid}").exists():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+    return start(MANED_RUN, script, *args, env={"MANED_TEST_HOLD": str(gate.path),
+                                                "MANED_TEST_HOLD_FROM": str(hold_from)},
+                 preexec_fn=default_sigint)
 
 
 def test_two_vm_aliases_really_run_at_once(workdir):
@@ -346,9 +339,7 @@ def test_two_vm_aliases_really_run_at_once(workdir):
     finally:
         gate.open()
     out, err = proc.communicate(timeout=300)
-    local = subprocess.run([sys.executable, "-c", "from maned.cli.run import console_main; "
-                            "console_main()", str(EXAMPLES / "sweep.mnd"), "--verify"],
-                           capture_output=True, text=True, timeout=300)
+    local = run(MANED_RUN, EXAMPLES / "sweep.mnd", "--verify", timeout=300)
     assert (proc.returncode, err) == (0, SEED_SWEEP_NOTE) and out == local.stdout
     assert out.endswith(PASS + "\n")
 
@@ -391,7 +382,7 @@ def test_a_stopped_vm_child_ends_the_run_with_a_coded_timeout(workdir):
                         r"did not send an answer within 2 s \(set timeout = N seconds in "
                         r"device::vm1 to wait longer\); the child was killed \[ERUN\]",
                         lines[0]), lines[0]
-    assert _gone(victim)
+    assert gone(victim)
 
 
 @pytest.mark.parametrize("to", ["process", "a device thread"])
@@ -414,7 +405,7 @@ def test_ctrl_c_stops_a_routed_run_cleanly(workdir, to):
         gate.open()
     assert (proc.returncode, out) == (130, "")
     assert err == INTERRUPTED + "\n"
-    assert all(_gone(int(pid)) for _, pid, _ in rows)
+    assert all(gone(int(pid)) for _, pid, _ in rows)
 
 
 def test_the_progress_view_counts_rounds_and_estimates_what_is_left():

@@ -1,13 +1,9 @@
 """Every case of tests/vectors/*.toml through maned-run: exit code, exact stdout, stderr."""
 import re
-import tomllib
-from pathlib import Path
 
 import pytest
 
-VECTORS = Path(__file__).parent / "vectors"
-CASES = [case for f in sorted(VECTORS.glob("*.toml"))
-         for case in tomllib.loads(f.read_text(encoding="utf-8"))["case"]]
+from support.vectors import CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

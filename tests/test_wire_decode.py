@@ -16,8 +16,9 @@ from bark_vm.wire.envelope import QuantBlock, decode_request, decode_result, enc
 from bark_vm.wire.frames import frame_bytes, read_frame
 from bark_vm.wire.ir import Instr, Module
 from bark_vm.wire.status import parse_status
-from bark_vm.pipeline import WorkerConfig, check_request, handle
-from test_wire_golden import A_MNPK_V1, A_MNPK_V2, A_MNRS, B_MNPK_V1, C_MNPK_V2, D_MNPK_V1
+from bark_vm.request_handling import WorkerConfig, check_request, handle
+
+from support.wire_golden import A_MNPK_V1, A_MNPK_V2, A_MNRS, B_MNPK_V1, C_MNPK_V2, D_MNPK_V1
 
 GOLDEN = [A_MNPK_V1, A_MNPK_V2, B_MNPK_V1, C_MNPK_V2, D_MNPK_V1]
 V2 = WorkerConfig(abi=2)

@@ -8,19 +8,20 @@ import numpy as np
 import pytest
 
 from bark_vm.executor.footprint import REGISTER_BYTES, WIDE_BYTES, footprint
-from bark_vm.pipeline import WorkerConfig, handle
+from bark_vm.request_handling import WorkerConfig, handle
 from bark_vm.wire.constants import DEFAULT_MAX_JOB_MEMORY, WorkerError
 from bark_vm.wire.envelope import decode_result, encode_request
 from maned.lowering.envelopes import job_quant
 from maned.lowering.lower import lower
-from maned.pipeline.compile import compile_script
+from maned.pipeline.intake import compile_script
 
-INT8_HEAD = "mnd::quantmax=100;\nmnd::quantmin=-100;\nmnd::quantres=0;\n"
+from support.envelopes import outer_product_request
+from support.scripts import H0, H8
 
 
 def relu_request(n: int) -> tuple[bytes, np.ndarray]:
     """An int8 envelope carrying n values through relu, and the values."""
-    checked = compile_script(INT8_HEAD + "calc::lambda_flow f(a) {\n    a relu r =\n} return r;\n")
+    checked = compile_script(H8 + "calc::lambda_flow f(a) {\n    a relu r =\n} return r;\n")
     values = np.random.default_rng(7).integers(-100, 101, n, dtype=np.int8)
     raw = encode_request(job_quant(checked.program.quant), lower(checked.graphs["f"], 2).ir,
                          [((n,), tuple(values.tolist()))])
@@ -42,15 +43,6 @@ def test_a_large_int8_envelope_costs_bytes_per_element_not_objects():
     assert peak / n < 24
     (shape, data), = decode_result(answer).entries
     assert shape == (n,) and data == tuple(np.maximum(values, 0).tolist())
-
-
-def outer_product_request(n: int) -> bytes:
-    """[n,1] x [1,n]: a request of 8n bytes whose answer has n^2 elements."""
-    checked = compile_script("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-                             "calc::lambda_flow g(a, b) {\n    a b matmul r =\n} return r;\n")
-    col = tuple((7 * i) % 2001 - 1000 for i in range(n))
-    return encode_request(job_quant(checked.program.quant), lower(checked.graphs["g"], 2).ir,
-                          [((n, 1), col), ((1, n), col)])
 
 
 def test_a_job_over_the_memory_budget_is_too_large_before_its_kernel_allocates():
@@ -100,8 +92,7 @@ def test_a_one_channel_conv2d_is_counted_like_its_channel_form():
 def test_an_int32_input_is_held_once():
     """An int32 input is its register, not a copy: a budget of the input plus the relu's
     estimate runs, one byte less is TOO_LARGE."""
-    checked = compile_script("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
-                             "calc::lambda_flow f(a) {\n    a relu r =\n} return r;\n")
+    checked = compile_script(H0 + "calc::lambda_flow f(a) {\n    a relu r =\n} return r;\n")
     n = 4096
     values = tuple(range(-n // 2, n // 2))
     quant = job_quant(checked.program.quant)

@@ -3,7 +3,7 @@
 `execute(module, inputs, quantres)` is the whole surface; `KERNELS` maps each of the 33
 compute opcodes to its kernel (one module per family). Never imports `maned`.
 """
-from .run import execute
+from .interpreter import execute
 from .table import BY_NAME, KERNELS, Kernel
 
 __all__ = ["execute", "KERNELS", "BY_NAME", "Kernel"]

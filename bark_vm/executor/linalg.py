@@ -1,6 +1,7 @@
 """matmul (exact mod 2^32 by float64 BLAS products on 16-bit limbs, DESIGN §5) and transpose."""
 import numpy as np
 
+from ..wire.constants import MAX_RANK
 from .ints import I32, I64, U32, dims, mismatch, wrap32
 
 # Each limb product sums at most K terms below 2^32 in magnitude; float64 holds every
@@ -50,7 +51,7 @@ def matmul(q, a, b):
 
 
 def transpose(q, x):
-    """Swap the last two axes, [..,R,C] → [..,C,R], ranks 2 to 4."""
-    if not 2 <= x.ndim <= 4:
-        raise mismatch(f"transpose {dims(x.shape)}: needs rank 2 to 4")
+    """Swap the last two axes, [..,R,C] → [..,C,R], ranks 2 to the wire's MAX_RANK."""
+    if not 2 <= x.ndim <= MAX_RANK:
+        raise mismatch(f"transpose {dims(x.shape)}: needs rank 2 to {MAX_RANK}")
     return np.ascontiguousarray(np.swapaxes(x, -1, -2)).astype(I32, copy=False)

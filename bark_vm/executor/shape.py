@@ -3,15 +3,15 @@ import math
 
 import numpy as np
 
-from ..wire.constants import MAX_DIM
+from ..wire.constants import MAX_DIM, MAX_RANK
 from .ints import I32, check_axis, dims, failed, mismatch
 
 
 def reshape(q, x, shape):
-    """Row-major reinterpretation as `shape` (1..4 dims, each 1..MAX_DIM; counts must match)."""
+    """Row-major reinterpretation as `shape` (1..MAX_RANK dims of 1..MAX_DIM; counts must match)."""
     target = tuple(int(d) for d in shape)
-    if not 1 <= len(target) <= 4 or any(not 1 <= d <= MAX_DIM for d in target):
-        raise failed(f"reshape target {dims(target)}: 1 to 4 dims, each 1..{MAX_DIM}")
+    if not 1 <= len(target) <= MAX_RANK or any(not 1 <= d <= MAX_DIM for d in target):
+        raise failed(f"reshape target {dims(target)}: 1 to {MAX_RANK} dims, each 1..{MAX_DIM}")
     if math.prod(target) != x.size:
         raise mismatch(f"reshape {dims(x.shape)} ({x.size} elements) to {dims(target)}")
     return np.ascontiguousarray(x).astype(I32, copy=False).reshape(target)

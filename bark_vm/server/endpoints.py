@@ -13,7 +13,7 @@ failure wins:
      async submit with every slot occupied is BUSY, and so is a sync request when
      SYNC_WAITING_MAX are already waiting for the executor. All decided before the body
      is read;
-  6. the body, then the request pipeline of `bark_vm.pipeline`.
+  6. the body, then the request handling of `bark_vm.request_handling`.
 
 A sync execute is checked (steps 2-6 of wire-golden §6.1) here, then its socket goes to
 the executor thread, which writes the MNRS or the error when the job has run. An async
@@ -33,7 +33,7 @@ from ..wire.constants import (
 )
 from ..wire.digits import whole_number
 from ..wire.login import LOGIN_BODY_MAX
-from ..pipeline import WorkerConfig, check_request, execute_request
+from ..request_handling import WorkerConfig, check_request, execute_request
 from . import http
 from .auth import Authenticator
 from .job_table import JobTable

@@ -1,6 +1,6 @@
 """MNPK requests and MNRS results (spec/wire.md §2.1-2.3, wire-golden §1.6, DESIGN D5).
 
-Plain Python data, no numpy: a tensor entry is `(shape, data)`, a tuple of dims (rank 1..4,
+Plain Python data, no numpy: a tensor entry is `(shape, data)`, a tuple of dims (rank 1..MAX_RANK,
 each ≥ 1) and a flat row-major tuple of ints; a worker may ask for `data` as the entry's own
 little-endian bytes instead (`buffers=True`), and may encode bytes it made that way, so a
 large tensor never becomes one Python object per element. Encoding is byte-deterministic

@@ -1,6 +1,6 @@
-"""`python -m maned_conformance.mutation ...`: the mutation run (see run.py)."""
+"""`python -m maned_conformance.mutation ...`: the mutation run (see cli.py)."""
 import sys
 
-from .run import main
+from .cli import main
 
 sys.exit(main())

@@ -12,9 +12,9 @@ from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import mask, run_line
 from bark_vm.wire.constants import DISCOVERY_PORT, DISCOVERY_PROBE
 
+from ..failures import DeviceFailure, Refused
 from ..targets.discovery import (BROADCAST, DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing,
-                                 DiscoverySocketError, ProbeError, discover, parse_probe,
-                                 resolve)
+                                 discover, parse_probe, resolve)
 from .args import ArgReader, shown_argument, usage_error, window_ms
 from .version import version_text
 
@@ -71,13 +71,13 @@ def main(argv: list[str], out, err) -> int:
             out.write(USAGE if opts.show == "help" else version_text("maned-run"))
             return 0
         targets = [t for text in opts.probes for t in resolve(*parse_probe(text))]
-    except ProbeError as e:
+    except Refused as e:
         return _fail(err, Diagnostic("EUSAGE", f"maned-run devices: {e}"))
     except MnError as e:
         return _fail(err, *e.diagnostics)
     try:
         found = discover(targets, opts.broadcast, opts.window_ms)
-    except DiscoverySocketError as e:
+    except DeviceFailure as e:
         return _fail(err, Diagnostic("ERUN", f"maned-run devices: {e}"))
     if not found:
         probing = Probing(tuple(opts.probes), opts.broadcast, opts.window_ms)

@@ -3,7 +3,7 @@ or with `--format json` as one JSON list of {file, line, col, severity, code, me
 import json
 import sys
 
-from ..check import check
+from ..static_check import check
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import lint_line, mask, run_line, sort_diagnostics
 from ..io.files import read_script

@@ -23,7 +23,7 @@ from ..io.files import open_for_writing
 from ..io.inputs import load_inputs
 from ..lang import ast
 from ..lowering.fixtures import DEFAULTS, MUTATIONS, build_fixture, mutate
-from ..pipeline.compile import compile_script, input_values, script_source
+from ..pipeline.intake import compile_script, input_values, script_source
 from ..tensor import Tensor
 from .args import ArgReader, ToolOptions, shown_argument, usage_error
 from .console import console

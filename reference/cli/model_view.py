@@ -1,11 +1,12 @@
-"""A valid descriptor's fitted numbers in real units, per algorithm (docs/models.md's layout
-table): the data `maned-model show --json` prints and the lines of its text form."""
+"""A valid descriptor's fitted numbers in real units, one view per payload layout (the
+layout its catalogue row names; docs/models.md's layout table): the data `maned-model show
+--json` prints and the lines of its text form."""
 from dataclasses import dataclass, field
 
 from ..io.quant import decode
 from ..ml import descriptor
-from ..ml.gd import GD_FAMILY as GD
 from ..ml.hmm import PS
+from ..ml_catalogue import TRAINED, algorithm, by_layout
 
 MAX_SCALE = 18  # digits an int64 slot holds; a variance's scale 2q goes to twice that
 PS_DIGITS = len(str(PS)) - 1  # π, A and B are at scale PS = 10^PS_DIGITS
@@ -40,19 +41,21 @@ def fitted(h: descriptor.Header, p) -> Fitted:
     """The view of a valid descriptor's payload `p` (header `h`)."""
     algo = descriptor.ALGO_NAMES[h.algo_id]
     f = Fitted()
-    if algo in GD:
-        _gd(f, h.features, h.q, p)
-    else:
-        VIEWS[algo](f, h.features, h.q, p)
+    _VIEW[algo](f, h.features, h.q, p)
     if h.std_block:
         d = h.features
         f.put("feature_means", reals(p[-2 * d:-d], h.q))
         f.put("feature_sds", reals(p[-d:], h.q))
-    if h.std_block or (algo in GD and h.standardized):
+    if h.std_block or (algorithm(algo).layout == "gd" and h.standardized):
         f.lines.append("(the fitted numbers act on standardized features: (x - mean) / sd)")
     return f
 
 
+VIEWS = {}  # layout name (a catalogue row's `layout`) -> its view
+_view = by_layout(VIEWS)
+
+
+@_view("gd")
 def _gd(f: Fitted, d: int, q: int, p) -> None:
     f.put("weights", reals(p[:d], q))
     f.put("bias", real(p[d], q))
@@ -60,6 +63,7 @@ def _gd(f: Fitted, d: int, q: int, p) -> None:
     f.put("feature_sds", reals(p[2 * d + 1:3 * d + 1], q))
 
 
+@_view("kmeans")
 def _kmeans(f: Fitted, d: int, q: int, p) -> None:
     k = p[0]
     f.put("clusters", k)
@@ -68,6 +72,7 @@ def _kmeans(f: Fitted, d: int, q: int, p) -> None:
     f.lines += [f"centroid {i}: {', '.join(c)}" for i, c in enumerate(cs)]
 
 
+@_view("knn")
 def _knn(f: Fitted, d: int, q: int, p) -> None:
     k, n = p[0], p[1]
     f.put("neighbours", k)
@@ -77,6 +82,7 @@ def _knn(f: Fitted, d: int, q: int, p) -> None:
     f.lines.append("(the stored rows, in real units, are in --json)")
 
 
+@_view("naive_bayes")
 def _naive_bayes(f: Fitted, d: int, q: int, p) -> None:
     """Means at scale q; variances at scale 2q (squares of scale-q values, +1 smoothed)."""
     c = p[0]
@@ -98,6 +104,7 @@ def _node(feature: int, thr: int, q: int) -> str:
     return f"x[{feature}] <= {real(thr, q)}"
 
 
+@_view("decision_tree")
 def _decision_tree(f: Fitted, d: int, q: int, p) -> None:
     m = p[0]
     nodes = [p[1 + 5 * i:6 + 5 * i] for i in range(m)]
@@ -114,6 +121,7 @@ def _decision_tree(f: Fitted, d: int, q: int, p) -> None:
             f.lines.append(f"node {i}: {_node(feat, thr, q)} ? node {left} : node {right}")
 
 
+@_view("isolation_forest")
 def _isolation_forest(f: Fitted, d: int, q: int, p) -> None:
     trees, at = [], 1
     for _ in range(p[0]):
@@ -128,6 +136,7 @@ def _isolation_forest(f: Fitted, d: int, q: int, p) -> None:
     f.lines.append("(the random splits, in real units, are in --json)")
 
 
+@_view("xgboost")
 def _xgboost(f: Fitted, d: int, q: int, p) -> None:
     """Thresholds at scale q; leaves are logit steps at scale q (F adds them, σ(F))."""
     rounds, depth = p[0], p[1]
@@ -145,6 +154,7 @@ def _xgboost(f: Fitted, d: int, q: int, p) -> None:
     f.data["boosting"] = table
 
 
+@_view("hmm")
 def _hmm(f: Fitted, d: int, q: int, p) -> None:
     """π, A and B are probabilities at scale PS, whatever the script's q."""
     k, v = p[0], p[1]
@@ -159,6 +169,5 @@ def _hmm(f: Fitted, d: int, q: int, p) -> None:
     f.lines += [f"emissions of {i}: {', '.join(r)}" for i, r in enumerate(b)]
 
 
-VIEWS = {"kmeans": _kmeans, "knn": _knn, "naive_bayes": _naive_bayes,
-         "decision_tree": _decision_tree, "isolation_forest": _isolation_forest,
-         "xgboost": _xgboost, "hmm": _hmm}
+# Each algorithm's view; a row naming a layout without one fails here, at import.
+_VIEW = {a: VIEWS[algorithm(a).layout] for a in TRAINED}

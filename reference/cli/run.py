@@ -14,7 +14,7 @@ from ..diagnostics.printer import mask, run_line
 from ..dispatch.verify import verdict_lines
 from ..io.files import open_for_writing
 from ..pipeline.report import DiagnosticRecord, Report
-from ..pipeline.run import run
+from ..pipeline.run_api import run
 from ..tensor import format_value
 from . import device_listing
 from ..dispatch.trace_export import chrome_trace

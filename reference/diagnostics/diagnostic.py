@@ -42,8 +42,11 @@ class Diagnostic:
 
 
 class MnError(Exception):
-    """Raised to abort a stage with one or more diagnostics."""
+    """Raised to abort a stage with one or more diagnostics (refused before running; the
+    rest of the taxonomy is in `maned.failures`). In the parser it aborts one item: no
+    diagnostic when the lexer already reported it, `resume` where parsing may go on."""
 
-    def __init__(self, *diagnostics: Diagnostic):
+    def __init__(self, *diagnostics: Diagnostic, resume: int | None = None):
         super().__init__("; ".join(d.message for d in diagnostics))
         self.diagnostics = list(diagnostics)
+        self.resume = resume

@@ -3,6 +3,7 @@
 written `env("NAME")` are read when the plan runs, never at parse time (D13, R22)."""
 import os
 from dataclasses import dataclass, field
+from typing import Literal
 
 from bark_vm.wire.constants import DEFAULT_PORT
 from bark_vm.wire.digits import whole_number
@@ -16,6 +17,7 @@ from ..lang import ast
 VM_ALIAS = "vm"  # the extra VM that --require-vm sends unrouted flows to (R16)
 FORCED_ALIAS = "device"  # the --device target, as messages and traces name it
 DEVICE_PASS_ENV = "MANED_DEVICE_PASS"  # --device-user's password when --device-pass is absent
+DeviceKind = Literal["vm", "remote"]  # a Bark VM child (host = "local"), or a CDP worker
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,7 @@ class DeviceSpec:
     token, so its repr leaves them out)."""
 
     alias: str
-    kind: str  # "vm" (host = "local") or "remote"
+    kind: DeviceKind
     fields: dict = field(repr=False)
 
 
@@ -43,7 +45,7 @@ def device_specs(program: ast.Program) -> dict[str, DeviceSpec]:
     specs = {}
     for block in program.of(ast.DeviceDecl):
         fields = {f.key: f.value for f in block.fields}
-        kind = "vm" if fields.get("host") == "local" else "remote"
+        kind: DeviceKind = "vm" if fields.get("host") == "local" else "remote"
         specs[block.alias] = DeviceSpec(block.alias, kind, fields)
     return specs
 

@@ -6,14 +6,13 @@ import time
 
 from ..lang.ast import Quant
 from ..lowering.compiled import Compiler
-from ..targets.cdp import CdpDevice
-from ..targets.discovered import DiscoveredDevice
 from ..targets.discovery import Discovery, Probing
 from ..targets.local import LocalTarget
 from ..targets.routed import RoutedTarget
 from ..targets.bounds import CLOSE_GRACE_S, SIGNAL_CHECK_S
 from ..targets.target import LOCAL
-from ..targets.vm import VmDevice, vm_command
+from ..targets.vm import vm_command
+from .device_factory import VmChild, open_device
 from .device_specs import DeviceSpec, deadline_of, remote_of
 
 
@@ -38,14 +37,9 @@ class Fleet:
         if name not in self._targets:
             spec = self.specs[name]
             deadline = deadline_of(spec)
-            if spec.kind == "vm":
-                device = VmDevice(name, vm_command(name, spec.fields), deadline)
-            else:
-                r = remote_of(spec)
-                device = (DiscoveredDevice(name, self.discovery, r.user, r.password, r.token,
-                                           deadline) if r.discover else
-                          CdpDevice(name, r.host, r.port, r.user, r.password, r.token,
-                                    deadline))
+            where = (VmChild(tuple(vm_command(name, spec.fields))) if spec.kind == "vm"
+                     else remote_of(spec))
+            device = open_device(name, where, deadline, self.discovery)
             self._targets[name] = RoutedTarget(device, spec.kind, self.quant, self.compiler)
         return self._targets[name]
 

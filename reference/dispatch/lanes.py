@@ -6,6 +6,9 @@ through `report(job, outputs, error)`, and writes the job's trace records: start
 job is sent, end when it is answered."""
 import gc
 import heapq
+import multiprocessing
+import os
+import signal
 import threading
 import uuid
 from concurrent.futures import ProcessPoolExecutor
@@ -13,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from ..diagnostics import Diagnostic
 from ..diagnostics.printer import run_line
 from ..targets.local import PickledPrograms, evaluate_program, local_result
-from ..targets.target import TargetFailure
+from ..failures import TargetFailure
 from .job import Job
 from .trace import Trace
 
@@ -28,22 +31,20 @@ def run_on(target, job: Job, trace: Trace):
         started.append(True)
         trace.start(job.name, target.name, target.pid)
 
-    def io():  # what a routed job sent and received (its target keeps it for this record)
-        return target.last_io
     try:
-        outputs = target.run(job.graph, job.inputs, job.globals, job.round_flow, on_start)
+        outputs, io = target.run(job.graph, job.inputs, job.globals, job.round_flow, on_start)
     except TargetFailure as f:
         if started:
             trace.end(job.name, target.name, f.trace_code, message=run_line(f.diagnostic),
-                      io=io())
+                      io=f.io)
         return None, f.diagnostic
     except Exception as e:  # a bug or a lying device: the job still gets an answer
         d = Diagnostic("ERUN", f"flow '{job.name}': device '{target.name}': internal error "
                        f"{type(e).__name__}: {e}")
         if started:
-            trace.end(job.name, target.name, "ERUN", message=run_line(d), io=io())
+            trace.end(job.name, target.name, "ERUN", message=run_line(d))
         return None, d
-    trace.end(job.name, target.name, None, outputs, io=io())
+    trace.end(job.name, target.name, None, outputs, io=io)
     return outputs, None
 
 
@@ -117,6 +118,7 @@ class PoolLane:
     def __init__(self, target, trace: Trace, report, threads: int):
         self.target, self.trace, self.report, self.threads = target, trace, report, threads
         self._pool: ProcessPoolExecutor | None = None
+        self._pids = multiprocessing.Array("i", threads)  # each pool process writes its own
         self._programs = PickledPrograms()
         self._run_id = uuid.uuid4().hex  # a pool process's programs are this run's only
 
@@ -131,7 +133,8 @@ class PoolLane:
             # the pages they inherit.
             gc.freeze()
             try:
-                self._pool = ProcessPoolExecutor(max_workers=self.threads)
+                self._pool = ProcessPoolExecutor(max_workers=self.threads,
+                                                 initializer=_note_pid, initargs=(self._pids,))
                 future = self._pool.submit(*args)
             finally:
                 gc.unfreeze()
@@ -159,9 +162,30 @@ class PoolLane:
 
     def abort(self) -> None:
         if self._pool:
-            for proc in list(getattr(self._pool, "_processes", {}).values()):
-                proc.terminate()
+            for pid in self._pids[:]:
+                if pid:
+                    _terminate(pid)
             self._pool.shutdown(wait=False, cancel_futures=True)
 
     def join(self, timeout: float) -> None:
+        pass
+
+
+def _note_pid(pids) -> None:
+    """A pool process's first act: its pid in the slots the coordinator stops it by."""
+    with pids.get_lock():
+        free = [i for i, pid in enumerate(pids) if pid == 0]
+        if free:
+            pids[free[0]] = os.getpid()
+
+
+def _terminate(pid: int) -> None:
+    """SIGTERM one pool process, if that pid is still a child of this one (a process gone
+    meanwhile, its pid perhaps reused, is left alone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            parent = int(f.read().rpartition(b")")[2].split()[1])
+        if parent == os.getpid():
+            os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError, IndexError):
         pass

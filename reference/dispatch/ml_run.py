@@ -1,10 +1,14 @@
 """One calc::ml:: definition on the scheduler (D10, R13): per configuration a local init, a
 chain of round jobs (configuration i on alias i mod N when routed), then one local
 epilogue `NAME` for all configurations. Tier B is one local fit."""
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
 from ..diagnostics import Diagnostic
+from ..graph.flow_graph import FlowGraph
 from ..lang import ast, limits
 from ..ml.algorithms import is_tier_a, module_for
-from ..ml.base import MlRefusal
+from ..failures import Refused
 from ..ml.chunking import round_count, round_spans, steps_per_round, sync_steps
 from ..ml.round_graphs import RoundGraphs, round_name
 from ..ml.train import bind_returns, fit_tier_b
@@ -14,20 +18,58 @@ from .job import Job
 from .trace import Trace
 
 
+@dataclass(frozen=True)
+class MlDefinition:
+    """A checked calc::ml:: definition: its syntax, its configurations (one per sweep point)
+    and the script's quantres q."""
+
+    d: ast.MLDef
+    configs: tuple[dict, ...]
+    q: int
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a definition's jobs go and where they queue: configuration i on
+    aliases[i mod N] (none: the local interpreter); its jobs' keys start at (level,
+    position), the definition's dependency level and script order."""
+
+    aliases: tuple[str, ...]
+    level: int
+    position: int
+
+
+class Coordinator(Protocol):
+    """What an MlRun asks of the scheduler it runs on. Its trace (the run's) is told how
+    many round jobs the definition runs, and records the init, epilogue and Tier B fit the
+    coordinator computes inline."""
+
+    trace: Trace
+
+    def submit(self, job: Job) -> None:
+        """Queue a job."""
+
+    def prepare(self, target: str, graph: FlowGraph, inputs: dict[str, Tensor]) -> None:
+        """Compile a later round's flow ahead, for the target it will run on."""
+
+    def sync_sizing(self, target: str) -> tuple | None:
+        """(request_size(graph, inputs), limit) for a CDP worker, else None (D10)."""
+
+
+Finish = Callable[[dict | None, Diagnostic | None], None]  # (outputs, error): the end
+
+
 class MlRun:
-    def __init__(self, d: ast.MLDef, configs: list[dict], inputs: dict[str, Tensor], q: int,
-                 aliases: tuple[str, ...], level: int, position: int, submit, finish,
-                 prepare=None, sync_sizing=None, trace=None):
-        """submit(job) queues a job; finish(outputs, error) ends the definition;
-        prepare(target, graph, inputs) may compile a later round's flow ahead;
-        sync_sizing(target) is (request_size, limit) for a CDP worker, else None (D10);
-        trace (the run's Trace) is told how many round jobs the definition runs, and records
-        the init, epilogue and Tier B fit the coordinator computes inline."""
-        self.d, self.configs, self.inputs, self.q = d, configs, inputs, q
-        self.aliases, self.level, self.position = aliases, level, position
-        self.submit, self.finish, self.prepare = submit, finish, prepare
-        self.sync_sizing, self.trace = sync_sizing, trace or Trace()
-        self.module = module_for(d.algo)
+    def __init__(self, definition: MlDefinition, inputs: dict[str, Tensor],
+                 placement: Placement, coordinator: Coordinator, finish: Finish):
+        """inputs: the definition's argument values; finish(outputs, error) ends it."""
+        self.d, self.configs, self.q = definition.d, definition.configs, definition.q
+        self.inputs, self.finish = inputs, finish
+        self.aliases, self.level, self.position = (placement.aliases, placement.level,
+                                                   placement.position)
+        self.submit, self.prepare = coordinator.submit, coordinator.prepare
+        self.sync_sizing, self.trace = coordinator.sync_sizing, coordinator.trace
+        self.module = module_for(self.d.algo)
         self.failed = False
 
     def _refused(self, reason: str) -> Diagnostic:
@@ -50,7 +92,7 @@ class MlRun:
             self.graphs = RoundGraphs(self.module, self.d.name, self.q)
             per_round = [self._steps(i, s, c)
                          for i, (s, c) in enumerate(zip(self.starts, self.configs))]
-        except MlRefusal as r:
+        except Refused as r:
             return self.finish(None, self._refused(r.reason))
         rounds = sum(round_count(s.steps, k) for s, k in zip(self.starts, per_round))
         refusal = limits.over(limits.ROUNDS, f"ml definition '{self.d.name}' expands to",
@@ -77,8 +119,7 @@ class MlRun:
                             build)
         target = self._target(i)
         explicit = any(h.key == "budget" for h in self.d.hypers)
-        sizing = None if explicit or target == LOCAL or self.sync_sizing is None \
-            else self.sync_sizing(target)
+        sizing = None if explicit or target == LOCAL else self.sync_sizing(target)
         if sizing is None:
             return k
         request_size, limit = sizing
@@ -98,7 +139,7 @@ class MlRun:
                     continue
                 seen.add(key)
                 graph = self.graphs.build(i, start, cfg, first, count, r)
-                if self.prepare is not None and self._target(i) != LOCAL:
+                if self._target(i) != LOCAL:
                     self.prepare(self._target(i), graph, {**start.constants, **start.state})
 
     def _target(self, i: int) -> str:
@@ -133,6 +174,6 @@ class MlRun:
             with self.trace.coordinator("epilogue", self.d.name):
                 results = [self.module.epilogue(s, st, ex, c, self.q) for s, st, ex, c in
                            zip(self.starts, self.states, self.extras, self.configs)]
-        except MlRefusal as r:
+        except Refused as r:
             return self.finish(None, self._refused(r.reason))
         self.finish(bind_returns(self.d, results), None)

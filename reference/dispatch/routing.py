@@ -9,9 +9,9 @@ from ..lang import ast
 from ..lang.names import suggest
 from ..ml.algorithms import is_tier_a
 from ..catalogue import BY_NAME
+from ..failures import DeviceFailure, Refused
 from ..lowering.compiled import Compiler, interpreter_refusal
-from ..lowering.lower import LoweringError
-from ..targets.discovery import Discovery, DiscoverySocketError, ProbeError, Probing
+from ..targets.discovery import Discovery, Probing
 from ..targets.target import LOCAL
 from .device_specs import (FORCED_ALIAS, VM_ALIAS, DeviceSpec, deadline_of, device_specs,
                       pool_members, pools, remote_of)
@@ -102,9 +102,9 @@ class _Pools:
         if alias not in self._members:
             try:
                 found = self.discovery.found()
-            except ProbeError as e:
+            except Refused as e:
                 raise _refuse(str(e), "EUSAGE") from None
-            except DiscoverySocketError as e:
+            except DeviceFailure as e:
                 raise _refuse(f"device '{alias}' (pool): {e}") from None
             members = pool_members(self.specs[alias], found)
             if not members:
@@ -158,7 +158,7 @@ def _check_routable(graph: FlowGraph, flag: str | None, compiler: Compiler) -> N
         return  # refused when its job runs, in the interpreter's words, as locally
     try:
         compiler.lowered(graph, DEFAULT_ABI)
-    except LoweringError as e:
+    except Refused as e:
         raise _refuse(str(e), "ELIMIT" if e.limit else "EPLAN") from None
 
 

@@ -18,7 +18,7 @@ from .device_specs import DeviceSpec
 from .fleet import Fleet
 from .job import Job
 from .lanes import PoolLane, SerialLane
-from .ml_run import MlRun
+from .ml_run import MlDefinition, MlRun, Placement
 from .plan import Plan, definitions
 from .trace import Trace
 
@@ -28,6 +28,19 @@ class RunResult:
     outputs: dict[str, dict[str, Tensor]] = field(default_factory=dict)
     errors: list[Diagnostic] = field(default_factory=list)
     failed: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What a scheduler runs: the checked script (its program, every flow's graph, every ML
+    definition with its configurations), its plan, and the input values (in:: and `--in`,
+    and the globals the top-level statements bound)."""
+
+    program: ast.Program
+    plan: Plan
+    graphs: dict[str, FlowGraph]
+    ml: dict[str, tuple[ast.MLDef, list[dict]]]
+    values: dict[str, Tensor]
 
 
 @dataclass
@@ -44,19 +57,22 @@ class Routing:
 
 
 class Scheduler:
-    def __init__(self, program: ast.Program, plan: Plan, graphs: dict[str, FlowGraph],
-                 ml: dict, values: dict[str, Tensor], routing: Routing, *, trap: bool = False,
-                 threads: int = 1, trace: Trace | None = None, fleet: Fleet | None = None):
-        self.program, self.plan, self.graphs, self.ml = program, plan, graphs, ml
-        self.values, self.routing, self.threads = values, routing, threads
+    def __init__(self, work: Workload, routing: Routing, fleet: Fleet | None = None, *,
+                 threads: int = 1, trace: Trace | None = None):
+        """work goes where routing says, on fleet's targets (without one, a fleet of its
+        own, closed at the end); threads: the local interpreter's pool width; trace: the
+        run's Trace, told of every job."""
+        self.program, self.plan, self.graphs, self.ml = (work.program, work.plan, work.graphs,
+                                                         work.ml)
+        self.values, self.routing, self.threads = work.values, routing, threads
         self.trace = trace or Trace()
         self._owns_fleet = fleet is None
-        self.fleet = fleet or Fleet(routing.devices, program.quant, trap=trap)
-        self.defs = definitions(program)
+        self.fleet = fleet or Fleet(routing.devices, work.program.quant)
+        self.defs = definitions(work.program)
         self.position = {name: i for i, name in enumerate(self.defs)}
         self.level: dict[str, int] = {}
-        for name in plan.order:
-            self.level[name] = 1 + max((self.level[d] for d in plan.deps[name].values()),
+        for name in self.plan.order:
+            self.level[name] = 1 + max((self.level[d] for d in self.plan.deps[name].values()),
                                        default=-1)
         self.result = RunResult()
         self._errors: list[tuple[int, int, Diagnostic]] = []
@@ -176,9 +192,9 @@ class Scheduler:
         finish = (lambda out, err: self._finish(name, out, err))
         if isinstance(d, ast.MLDef):
             definition, configs = self.ml[name]
-            MlRun(definition, configs, inputs, self.program.quant.quantres,
-                  self.routing.ml.get(name, ()), self.level[name], self.position[name],
-                  self.submit, finish, self.prepare, self.sync_sizing, self.trace).start()
+            MlRun(MlDefinition(definition, tuple(configs), self.program.quant.quantres),
+                  inputs, Placement(self.routing.ml.get(name, ()), self.level[name],
+                                    self.position[name]), self, finish).start()
             return
         graph = self.graphs[name]
         self.trace.planned(name, 1, (name,))

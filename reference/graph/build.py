@@ -8,7 +8,7 @@ from ..lang import ast
 from ..lang.names import apply_stack_op, stack_needs
 from ..catalogue import BY_NAME
 from ..tensor import Tensor
-from .flow_graph import FlowGraph, Node
+from .flow_graph import FlowGraph, Node, NodeKind
 
 RF_SLOTS = ABI_RF_SLOTS[2]  # the ABI v2 register budget used locally and in lint
 RAW_LIMIT = 16 * RF_SLOTS  # give up expanding long before a runaway expansion can hang
@@ -27,7 +27,7 @@ class Builder:
         self.calls = 0
 
     # --- nodes -----------------------------------------------------------------------
-    def _new(self, kind, level, **fields) -> int:
+    def _new(self, kind: NodeKind, level, **fields) -> int:
         if len(self.nodes) >= RAW_LIMIT:
             raise MnError(Diagnostic(
                 "ELIMIT", f"flow '{self.root}' expands to more than {RAW_LIMIT} values while "

@@ -1,8 +1,11 @@
 """The dataflow graph of one flow: nodes numbered densely in topological (creation) order."""
 from dataclasses import dataclass
+from typing import Literal
 
 from ..diagnostics import Pos
 from ..tensor import Tensor
+
+NodeKind = Literal["param", "global", "const", "op"]
 
 
 @dataclass(frozen=True)
@@ -10,7 +13,7 @@ class Node:
     """kind: param (flow input), global (an `in::` name read by a local flow), const, op."""
 
     id: int
-    kind: str
+    kind: NodeKind
     level: int
     op: str | None = None
     srcs: tuple[int, ...] = ()

@@ -2,16 +2,14 @@
 with trap_overflow the first raw result outside int32 fails the flow instead (R12)."""
 from ..graph.flow_graph import FlowGraph, Node
 from ..numeric.int32 import fits32, wrap32
-from ..catalogue import BY_NAME, OpContext, OpError
+from ..catalogue import BY_NAME, OpContext
+from ..failures import OpError, Refused
 from ..tensor import Tensor
+from .kernels import KERNELS
 
-
-class FlowFailure(Exception):
-    """A flow that cannot run or failed while running; `message` omits the flow's name."""
-
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+# A flow that cannot run (Refused) or failed while running (OpError): its message omits the
+# flow's name, which the caller knows.
+FAILED = (Refused, OpError)
 
 
 def refusal(graph: FlowGraph) -> str | None:
@@ -27,10 +25,10 @@ def refusal(graph: FlowGraph) -> str | None:
 
 def evaluate(graph: FlowGraph, inputs: dict[str, Tensor], globals_: dict[str, Tensor],
              ctx: OpContext, trap_overflow: bool = False) -> dict[str, Tensor]:
-    """Run the graph; returns output name -> tensor. Raises FlowFailure."""
+    """Run the graph; returns output name -> tensor. Raises Refused or OpError (FAILED)."""
     why = refusal(graph)
     if why:
-        raise FlowFailure(why)
+        raise Refused(why)
     values: list[Tensor] = []
     for node in graph.nodes:
         if node.kind == "param":
@@ -46,14 +44,14 @@ def evaluate(graph: FlowGraph, inputs: dict[str, Tensor], globals_: dict[str, Te
 
 def _run_op(node: Node, args: list[Tensor], ctx: OpContext, trap: bool) -> Tensor:
     try:
-        raw = BY_NAME[node.op].function()(ctx, *args, **dict(node.params))
+        raw = KERNELS[node.op](ctx, *args, **dict(node.params))
     except OpError as e:
-        raise FlowFailure(f"{node.op if e.terse else describe(node)}: {e}") from None
+        raise OpError(f"{node.op if e.terse else describe(node)}: {e}") from None
     if all(fits32(v) for v in raw.data):
         return raw
     if trap:
         i, v = next((i, v) for i, v in enumerate(raw.data) if not fits32(v))
-        raise FlowFailure(f"overflow trap: {trap_site(node)} element {i} is {v}")
+        raise OpError(f"overflow trap: {trap_site(node)} element {i} is {v}")
     return Tensor(raw.shape, tuple(wrap32(v) for v in raw.data))
 
 

@@ -6,7 +6,9 @@ from math import prod
 
 from ..diagnostics import Diagnostic, MnError
 from ..lang import ast
-from ..catalogue import BY_NAME, OpContext, OpError
+from ..catalogue import OpContext
+from ..failures import OpError
+from ..interp.kernels import KERNELS
 from ..tensor import Tensor
 from .cli_values import MAX_ELEMENTS, parse_value
 from .csvfile import parse_csv, read_text
@@ -117,6 +119,6 @@ def _construct(name: str, v: ast.CtorInput, ctx: OpContext) -> Tensor:
         raise MnError(Diagnostic("E026", f"in::{name}: '{v.ctor}' would build {size} elements, "
                                  f"over the limit of {MAX_ELEMENTS}", v.ctor_pos))
     try:
-        return BY_NAME[v.ctor].function()(ctx, *operands)
+        return KERNELS[v.ctor](ctx, *operands)
     except OpError as e:
         raise MnError(Diagnostic("ERUN", f"in::{name}: {v.ctor}: {e}")) from None

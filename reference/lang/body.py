@@ -2,14 +2,14 @@
 targets, `repeat` blocks and statement decorators."""
 from dataclasses import dataclass, field
 
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, MnError
 from .. import catalogue
 from . import names
 from .ast import (FlowCall, InertPrint, Num, OpCall, Ref, Repeat, StackOp,
                   Statement, Target)
 from .lexer import Token
-from .literals import (Cursor, Fail, describe, fail, float_error, int_value, parse_decorator,
-                       parse_object, parse_tensor)
+from .literals import (Cursor, describe, fail, float_error, int_value, parse_decorator,
+                       parse_object, parse_tensor, stop)
 
 ANNOTATION_PREFIXES = ("oc::", "ot::", "os::")
 LAMBDA_MSG = ("lambda expressions (x => body / lambda ... end) are retracted - the evaluator "
@@ -65,11 +65,11 @@ def refuse_retracted(toks: list[Token], scope: Scope) -> None:
     """The retracted forms win over any other complaint about the statement (E017, E015)."""
     for t in toks:
         if t.kind == "ARROW" or (t.kind == "NAME" and t.text in ("lambda", "ycombinator")):
-            raise Fail("E017", LAMBDA_MSG, t.pos)
+            raise stop("E017", LAMBDA_MSG, t.pos)
         if t.kind == "NAME" and (t.text in names.COMBINATORS or t.text in names.BIRDS):
-            raise Fail("E017", combinator_message(t.text, scope.in_body), t.pos)
+            raise stop("E017", combinator_message(t.text, scope.in_body), t.pos)
         if t.kind == "NAME" and t.text == "mnd::backpropagation":
-            raise Fail("E015", "mnd::backpropagation is retracted: there is no automatic "
+            raise stop("E015", "mnd::backpropagation is retracted: there is no automatic "
                        "differentiation; write the gradient as ordinary ops", t.pos)
 
 
@@ -108,7 +108,7 @@ class _Terms:
         for e in entries:
             if e.key not in allowed:
                 takes = f"it takes {', '.join(allowed)}" if allowed else "it takes none"
-                raise Fail("EPARSE", f"'{e.key}' is not a parameter of '{op.spelling}' ({takes})"
+                raise stop("EPARSE", f"'{e.key}' is not a parameter of '{op.spelling}' ({takes})"
                            f"{names.suggest(e.key, allowed)}", e.pos)
         return OpCall(op.pos, op.name, op.spelling, tuple(entries))
 
@@ -254,9 +254,8 @@ class BodyParser:
     def __init__(self, scope: Scope, diags: list[Diagnostic]):
         self.scope, self.diags = scope, diags
 
-    def report(self, f: Fail) -> None:
-        if f.diag is not None:
-            self.diags.append(f.diag)
+    def report(self, f: MnError) -> None:
+        self.diags.extend(f.diagnostics)
 
     def parse(self, toks: list[Token]) -> tuple:
         lines = split_lines(toks)
@@ -285,11 +284,11 @@ class BodyParser:
                 if decs and not isinstance(item, Statement):
                     fail(decs[0], "a statement decorator must precede a statement")
                 items.append(item)
-            except Fail as f:
+            except MnError as f:
                 pending = []
                 self.report(f)
         if pending:
-            self.report(Fail("EPARSE", "a statement decorator must precede a statement",
+            self.report(stop("EPARSE", "a statement decorator must precede a statement",
                              pending[0].pos))
         return tuple(items)
 
@@ -320,7 +319,7 @@ class BodyParser:
         body, nested_error = [], None
         while True:
             if i >= len(lines):
-                self.report(Fail("EPARSE", "repeat(n): block has no 'end'", header[0].pos))
+                self.report(stop("EPARSE", "repeat(n): block has no 'end'", header[0].pos))
                 break
             line = lines[i]
             i += 1
@@ -328,7 +327,7 @@ class BodyParser:
             if first.kind == "NAME" and first.text == "end" and len(line) == 1:
                 break
             if first.kind == "NAME" and first.text == "repeat":
-                nested_error = nested_error or Fail("EPARSE", "repeat blocks do not nest; move "
+                nested_error = nested_error or stop("EPARSE", "repeat blocks do not nest; move "
                                                     "the inner loop into a helper flow",
                                                     first.pos)
                 i = self._skip_to_end(lines, i)
@@ -362,13 +361,13 @@ def _join(lines: list[list[Token]]) -> list[Token]:
 
 
 def _repeat_count(header: list[Token]):
-    """(count, None) or (None, Fail) for the tokens `repeat ( n ) :`."""
+    """(count, None) or (None, MnError) for the tokens `repeat ( n ) :`."""
     kinds = [t.kind for t in header]
     if kinds[-1] != ":":
-        return None, Fail("EPARSE", "expected ':' after repeat(n)", header[-1].pos)
+        return None, stop("EPARSE", "expected ':' after repeat(n)", header[-1].pos)
     if kinds == ["NAME", "(", "INT", ")", ":"]:
         n = header[2].value
         if n is not None and 1 <= n <= names.MAX_REPEAT:
             return n, None
     pos = header[2].pos if len(header) > 2 else header[0].pos
-    return None, Fail("E019", REPEAT_MSG, pos)
+    return None, stop("E019", REPEAT_MSG, pos)

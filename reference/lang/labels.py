@@ -2,6 +2,7 @@
 logistic regression's or xgboost's y is 0 or S, an svm's −S or S, S = 10^quantres. Other
 values are never refused (the integers stay as the spec defines them), but they train to
 nothing useful, so lint (W019) and maned-run (a note) say so."""
+from ..ml_catalogue import BY_NAME
 from ..tensor import Tensor
 
 SHOWN = 3  # values quoted in a finding
@@ -9,8 +10,11 @@ SHOWN = 3  # values quoted in a finding
 
 def label_set(algo: str, quantres: int) -> tuple[int, int] | None:
     """The two labels of a binary classifier at this scale; None for any other algorithm."""
-    s = 10 ** quantres
-    return {"logistic_regression": (0, s), "xgboost": (0, s), "svm": (-s, s)}.get(algo)
+    row = BY_NAME.get(algo)
+    if row is None or row.labels is None:
+        return None
+    low, high = row.labels
+    return low * 10 ** quantres, high * 10 ** quantres
 
 
 def off_labels(algo: str, quantres: int, y: Tensor) -> str | None:

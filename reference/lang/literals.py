@@ -1,6 +1,6 @@
 """The parser's token cursor and the literal forms shared by every context: integers,
 tensor literals, object parameters and decorators."""
-from ..diagnostics import Diagnostic, Pos
+from ..diagnostics import Diagnostic, MnError, Pos
 from ..numeric.int32 import INT32_MAX, INT32_MIN, fits32
 from .ast import Decorator, ObjEntry, TensorLit
 from .lexer import Token
@@ -8,20 +8,17 @@ from .lexer import Token
 MAX_NESTING = 16  # tensor-literal bracket depth
 
 
-class Fail(Exception):
-    """Abort the current item with one diagnostic; `resume` is where parsing may go on."""
-
-    def __init__(self, code: str, message: str, pos: Pos | None, resume: int | None = None):
-        super().__init__(message)
-        self.diag = Diagnostic(code, message, pos) if code else None  # None: already reported
-        self.resume = resume
+def stop(code: str, message: str, pos: Pos | None, resume: int | None = None) -> MnError:
+    """What stops the current item: one diagnostic (none when `code` is empty: already
+    reported); `resume` is where parsing may go on."""
+    return MnError(*([Diagnostic(code, message, pos)] if code else []), resume=resume)
 
 
 def fail(tok, message: str, code: str = "EPARSE"):
-    """Raise Fail at `tok` (a token or node); a BAD token was already reported by the lexer."""
+    """Stop the item at `tok` (a token or node); a BAD token was already reported by the lexer."""
     if getattr(tok, "kind", None) == "BAD":
-        raise Fail("", "", tok.pos)
-    raise Fail(code, message, tok.pos)
+        raise stop("", "", tok.pos)
+    raise stop(code, message, tok.pos)
 
 
 def describe(tok: Token) -> str:
@@ -73,13 +70,13 @@ def int_value(tok: Token) -> int:
     """The value of an INT token in a value position; outside int32 is E026."""
     if tok.value is None or not fits32(tok.value):
         shown = tok.text if len(tok.text) <= 40 else tok.text[:40] + "..."
-        raise Fail("E026", f"integer literal {shown} is outside int32 "
+        raise stop("E026", f"integer literal {shown} is outside int32 "
                    f"({INT32_MIN}..{INT32_MAX})", tok.pos)
     return tok.value
 
 
 def float_error(tok: Token):
-    raise Fail("E023", f"float literal {tok.text} in a value position; values are integers "
+    raise stop("E023", f"float literal {tok.text} in a value position; values are integers "
                "(write the scaled integer, e.g. 0.5 at quantres 2 is 50)", tok.pos)
 
 

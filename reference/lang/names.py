@@ -2,6 +2,8 @@
 and the nearest-name suggestion every "did you mean" uses."""
 import difflib
 
+from ..ml_catalogue import NAMES
+
 # The stack ops, Forth semantics, top on the right: op -> (values it takes, which of them it
 # leaves, bottom first). dup a→a a, drop a→, swap a b→b a, over a b→a b a, rot a b c→b c a,
 # -rot a b c→c a b. The one table; what an op needs and its depth change derive from it.
@@ -47,9 +49,8 @@ DECORATORS = DECORATORS_WORKING + DECORATORS_INERT + DECORATORS_SCOPE
 QUANT_KEYS = ("quantmax", "quantmin", "quantres", "decimal_places")
 DIRECTIVE_KEYS = QUANT_KEYS
 
-# The closed set of calc::ml:: algorithms (E021 otherwise).
-ML_ALGORITHMS = ("linear_regression", "logistic_regression", "svm", "kmeans", "knn",
-                 "naive_bayes", "decision_tree", "isolation_forest", "pca", "xgboost", "hmm")
+# The closed set of calc::ml:: algorithms (E021 otherwise), in their catalogue's order.
+ML_ALGORITHMS = NAMES
 
 # device:: fields a worker declaration may hold (W015 for any other).
 DEVICE_FIELDS = ("host", "port", "user", "pass", "token", "discover", "pool", "vm", "timeout")

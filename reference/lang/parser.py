@@ -6,14 +6,14 @@ are in `decls`, RPN statements and flow bodies in `body`, shared literal forms i
 from bark_vm.wire.alias import is_alias
 from bark_vm.wire.constants import MAX_QUANTRES
 
-from ..diagnostics import Diagnostic, Pos
+from ..diagnostics import Diagnostic, MnError, Pos
 from . import decls, names
 from .ast import (DeviceDecl, DeviceRef, Directive, FlowDef, Hyper, InputDecl, MLDef, Param,
                   OutputDecl, PrintStatement, Program, Quant, StatusDecl, Target, TopStatement)
 from .body import (BodyParser, Scope, check_bindable, parse_statement, parse_terms,
                    refuse_retracted, reserved_reason)
 from .lexer import Token, tokenize
-from .literals import Cursor, Fail, describe, fail, float_error, int_value, parse_decorator
+from .literals import Cursor, describe, fail, float_error, int_value, parse_decorator, stop
 from .recursion import check_recursion
 
 QUANT_REQUIRED = ("quantmax", "quantmin", "quantres")
@@ -94,7 +94,7 @@ class _Parser:
                 item = self.item(t, decs)
                 if item is not None:
                     self.items.append(item)
-            except Fail as f:
+            except MnError as f:
                 pending = []
                 self.report(f)
                 if f.resume is not None and f.resume > start:
@@ -103,16 +103,15 @@ class _Parser:
                     c.i = start
                     self.skip_item()
         if pending:
-            self.report(Fail("EPARSE", f"decorator '@{pending[0].name}' must precede a "
+            self.report(stop("EPARSE", f"decorator '@{pending[0].name}' must precede a "
                              "calc:: definition", pending[0].pos))
         self.check_preamble(None)
         self.diags.extend(check_recursion(self.items, self.calls))
         program = Program(self.preamble, tuple(self.items)) if self.preamble else None
         return program, self.diags
 
-    def report(self, f: Fail) -> None:
-        if f.diag is not None:
-            self.diags.append(f.diag)
+    def report(self, f: MnError) -> None:
+        self.diags.extend(f.diagnostics)
 
     def collect(self) -> list[Token]:
         """The tokens up to `;`/newline at bracket depth 0 (terminator consumed). A newline
@@ -232,7 +231,7 @@ class _Parser:
             v = int_value(values[0])
             if quant_key == "quantres" and not 0 <= v <= MAX_QUANTRES:
                 fail(values[0], f"mnd::{key} must be 0..{MAX_QUANTRES}, got {v}")
-        except Fail:
+        except MnError:
             self.quant_bad = True
             raise
         self.quant[quant_key] = (v, head.pos)
@@ -266,14 +265,14 @@ class _Parser:
                 c.next()
                 break
             if t.kind == "EOF" or (t.kind == "NAME" and t.text.startswith(BODY_BREAKERS)):
-                raise Fail("EPARSE", f"device::{alias} block is not closed (missing '}}')",
+                raise stop("EPARSE", f"device::{alias} block is not closed (missing '}}')",
                            head.pos, resume=c.i)
             line = []
             while c.peek().kind not in ("NEWLINE", ";", "}", "EOF"):
                 line.append(c.next())
             try:
                 fields.append(decls.device_field(line))
-            except Fail as f:
+            except MnError as f:
                 error = error or f
         if error:
             error.resume = c.i
@@ -388,7 +387,7 @@ class _Parser:
                                      and self.toks[j - 1].kind == "NEWLINE"):
                 break
             j += 1
-        raise Fail("EPARSE", f"{what} is not closed (missing '}}')", open_tok.pos, resume=j)
+        raise stop("EPARSE", f"{what} is not closed (missing '}}')", open_tok.pos, resume=j)
 
     def return_clause(self, what: str, code: str) -> tuple[Target, ...]:
         """`return a, b;` after a closing brace; newlines allowed after commas."""
@@ -396,7 +395,7 @@ class _Parser:
         c.skip_newlines()
         t = c.peek()
         if not (t.kind == "NAME" and t.text == "return") or c.peek(1).kind == "(":
-            raise Fail(code, f"{what} needs a return clause ('}} return name;')", t.pos,
+            raise stop(code, f"{what} needs a return clause ('}} return name;')", t.pos,
                        resume=c.i)
         c.next()
         targets = []
@@ -405,8 +404,8 @@ class _Parser:
             t = c.peek()
             if t.kind != "NAME" or not t.text.isidentifier():
                 if t.kind == "BAD":
-                    raise Fail("", "", None, resume=c.i)
-                raise Fail(code, f"expected a name in the return clause of {what}, found "
+                    raise stop("", "", None, resume=c.i)
+                raise stop(code, f"expected a name in the return clause of {what}, found "
                            f"{describe(t)}", t.pos, resume=c.i)
             targets.append(Target(c.next().pos, t.text))
             sep = c.peek()
@@ -420,7 +419,7 @@ class _Parser:
             if c.at(","):
                 c.next()
                 continue
-            raise Fail(code, f"expected ',' or ';' after '{targets[-1].name}' in the return "
+            raise stop(code, f"expected ',' or ';' after '{targets[-1].name}' in the return "
                        f"clause of {what}, found {describe(sep)}", sep.pos, resume=c.i)
 
     def ml_def(self, decs) -> MLDef:
@@ -441,9 +440,10 @@ class _Parser:
                                 newlines=True)
             hypers = self.hypers(open_tok, what)
             returns = self.return_clause(what, "E022")
-        except Fail as f:
-            if f.diag is not None and f.diag.code == "EPARSE":
-                raise Fail("E022", f.diag.message, f.diag.pos, f.resume) from None
+        except MnError as f:
+            if f.diagnostics and f.diagnostics[0].code == "EPARSE":
+                d = f.diagnostics[0]
+                raise stop("E022", d.message, d.pos, f.resume) from None
             raise
         return MLDef(kw.pos, algo, name_tok.text, params, devices, hypers, returns,
                      tuple(decs))
@@ -555,7 +555,7 @@ def _unroll(decs) -> int | None:
         if d.name == "unroll":
             if len(d.args) != 1 or not isinstance(d.args[0], int) \
                     or not 1 <= d.args[0] <= names.MAX_REPEAT:
-                raise Fail("EPARSE", "@unroll takes one integer count 1..256, as in @unroll(5)",
+                raise stop("EPARSE", "@unroll takes one integer count 1..256, as in @unroll(5)",
                            d.pos)
             n = d.args[0]
     return n

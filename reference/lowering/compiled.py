@@ -1,8 +1,6 @@
 """A routed flow compiled once per (graph, ABI) in a run (DESIGN §7): the lowered module with
 its encoded bytes and the compute ops a worker must advertise; per input ranks, whether
 each output is rank-0 locally (R5). Pre-flight and the routed targets read only this."""
-import functools
-import inspect
 import threading
 from dataclasses import dataclass
 
@@ -12,7 +10,8 @@ from ..graph.flow_graph import FlowGraph
 from ..interp.evaluate import describe
 from ..ops.broadcast import check_axis
 from ..ops.nn import conv_params, pool_params
-from ..catalogue import BY_NAME, OpError
+from ..catalogue import BY_NAME
+from ..failures import OpError, Refused
 from ..tensor import Tensor
 from . import lower as lowering
 from .lower import Lowered
@@ -54,7 +53,7 @@ class Compiler:
         return id(graph.nodes), graph.params, graph.outputs, abi
 
     def lowered(self, graph: FlowGraph, abi: int) -> tuple[Lowered, tuple[str, ...]]:
-        """The graph's program lowered at `abi` (LoweringError when it cannot be), and its
+        """The graph's program lowered at `abi` (Refused when it cannot be), and its
         mnemonics. The Lowered is the program's: its graph may carry another round's name."""
         key = self._program(graph, abi)
         with self._lock:
@@ -79,7 +78,7 @@ class Compiler:
         """Compile ahead, while a device starts; a refusal is left for the job to meet."""
         try:
             self.compile(graph, abi, inputs)
-        except lowering.LoweringError:
+        except Refused:
             pass
 
     def _compile(self, graph: FlowGraph, abi: int, inputs: dict[str, Tensor]) -> Compiled:
@@ -92,24 +91,16 @@ class Compiler:
 
 
 def axis_of(op: str, params: dict):
-    """The axis an op works along: its `axis` parameter, else the op function's default
-    (concat and split default to 0; the reductions and softmax to None, the whole value)."""
-    has_axis, default = _axis_default(op)
-    return params.get("axis", default) if has_axis else None
+    """The axis an op works along: its `axis` parameter, else its catalogue default (concat
+    and split default to 0; the reductions and softmax to None, the whole value)."""
+    spec = BY_NAME[op]
+    return params.get("axis", spec.default("axis")) if "axis" in spec.params else None
 
 
-@functools.cache
-def _axis_default(op: str) -> tuple[bool, object]:
-    """Whether the op's function takes an axis, and its default (read once per op)."""
-    param = inspect.signature(BY_NAME[op].function()).parameters.get("axis")
-    return (False, None) if param is None else (True, param.default)
-
-
-PARAM_CHECKS = {"conv2d": lambda p: conv_params(p.get("stride", 1), p.get("padding", 0)),
-                "maxpool2d": lambda p: pool_params(p.get("kernel_size"), p.get("stride"),
-                                                   "maxpool2d"),
-                "avgpool2d": lambda p: pool_params(p.get("kernel_size"), p.get("stride"),
-                                                   "avgpool2d")}
+# Each reads the call's params with every one it leaves out at its catalogue default.
+PARAM_CHECKS = {"conv2d": lambda p: conv_params(p["stride"], p["padding"]),
+                "maxpool2d": lambda p: pool_params(p["kernel_size"], p["stride"], "maxpool2d"),
+                "avgpool2d": lambda p: pool_params(p["kernel_size"], p["stride"], "avgpool2d")}
 
 
 def interpreter_refusal(graph: FlowGraph, rank0: list[bool] | None = None) -> str | None:
@@ -124,7 +115,7 @@ def interpreter_refusal(graph: FlowGraph, rank0: list[bool] | None = None) -> st
         params = dict(n.params)
         try:
             if n.op in PARAM_CHECKS:
-                PARAM_CHECKS[n.op](params)
+                PARAM_CHECKS[n.op]({**dict(BY_NAME[n.op].defaults), **params})
             if rank0 is not None and any(rank0[s] for s in n.srcs):
                 axis = axis_of(n.op, params)
                 if axis is not None:

@@ -4,7 +4,7 @@
 `encode_job` sends the flow's params in declaration order, then the hoisted constants, each
 rank-0 value as `[1]`, all in the envelope dtype (int8 values that do not fit are refused
 naming the value and the quant range). `decode_result` checks the MNRS as wire.md §2.2 says
-and turns `[1]` back into rank-0 where the compiled record says the local output is. Errors: JobError.
+and turns `[1]` back into rank-0 where the compiled record says the local output is. Errors: Refused.
 """
 from bark_vm.wire.constants import DTYPE_INT8, MAX_RANK, WorkerError
 from bark_vm.wire.envelope import (
@@ -12,15 +12,10 @@ from bark_vm.wire.envelope import (
     quant_block,
 )
 
+from ..failures import Refused
 from ..tensor import Tensor, shape_text
 from .compiled import Compiled
 from .lower import Lowered
-
-
-class JobError(Exception):
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
 
 
 def job_quant(quant) -> QuantBlock:
@@ -28,34 +23,34 @@ def job_quant(quant) -> QuantBlock:
     try:
         return quant_block(quant.quantres, quant.quantmin, quant.quantmax)
     except ValueError as e:
-        raise JobError(str(e)) from None
+        raise Refused(str(e)) from None
 
 
 def _entry(what: str, t: Tensor, q: QuantBlock) -> tuple[tuple[int, ...], tuple]:
     shape = t.shape or (1,)
     if len(shape) > MAX_RANK:
-        raise JobError(f"{what} has rank {len(shape)}; a tensor travels with "
+        raise Refused(f"{what} has rank {len(shape)}; a tensor travels with "
                        f"rank 1..{MAX_RANK}")
     lo, hi = DTYPE_RANGE[q.dtype]
     for v in t.data:
         if not lo <= v <= hi:
             if q.dtype == DTYPE_INT8:
-                raise JobError(f"{what} holds {v}, outside the int8 envelope "
+                raise Refused(f"{what} holds {v}, outside the int8 envelope "
                                f"({lo}..{hi}) that mnd::quantmin={q.quantmin}, "
                                f"mnd::quantmax={q.quantmax} and mnd::quantres={q.quantres} "
                                "choose for routed values; widen mnd::quantmin/mnd::quantmax "
                                "(a range over 8 bits travels as int32) to route it")
-            raise JobError(f"{what} holds {v}, which does not fit "
+            raise Refused(f"{what} holds {v}, which does not fit "
                            f"{DTYPE_NAME[q.dtype]}")
     return shape, tuple(t.data)
 
 
 def encode_job(lowered: Lowered, inputs: list[Tensor], quant) -> bytes:
     """The MNPK for one run of a lowered flow; `inputs` are its params in declaration order.
-    A JobError says what cannot travel; the caller names the job."""
+    A Refused says what cannot travel; the caller names the job."""
     g = lowered.graph
     if len(inputs) != len(g.params):
-        raise JobError(f"the flow takes {len(g.params)} parameters, got {len(inputs)}")
+        raise Refused(f"the flow takes {len(g.params)} parameters, got {len(inputs)}")
     q = job_quant(quant)
     entries = [_entry(f"parameter '{name}'", t, q) for name, t in zip(g.params, inputs)]
     entries += [_entry(f"constant {_literal(t)}", t, q) for t in lowered.hoisted]
@@ -71,7 +66,7 @@ def _literal(t: Tensor) -> str:
 def decode_result(raw: bytes, compiled: Compiled, quant=None) -> dict[str, Tensor]:
     """The outputs of an MNRS, by name in return order; a `[1]` turns back into rank-0 where
     the compiled record says the local result is (R5). With `quant`, every entry must carry
-    the request's dtype ([W13]). A JobError says what is wrong with the answer; the caller
+    the request's dtype ([W13]). A Refused says what is wrong with the answer; the caller
     names the job and the device."""
     g = compiled.graph
     names = [name for name, _ in g.outputs]
@@ -79,15 +74,15 @@ def decode_result(raw: bytes, compiled: Compiled, quant=None) -> dict[str, Tenso
     try:
         result = decode_mnrs(raw, dtype, dense=False)
     except WorkerError as e:
-        raise JobError(f"malformed MNRS response: {e.detail}") from None
+        raise Refused(f"malformed MNRS response: {e.detail}") from None
     if result.status != 0:
-        raise JobError(f"the worker reported status {result.status} (nonzero = execution "
+        raise Refused(f"the worker reported status {result.status} (nonzero = execution "
                        "error)")
     if len(result.entries) != len(names):
-        raise JobError(f"the worker returned {len(result.entries)} output tensor(s), expected "
+        raise Refused(f"the worker returned {len(result.entries)} output tensor(s), expected "
                        f"{len(names)}")
     if result.indexes != tuple(range(len(names))):
-        raise JobError(f"the worker's output table is out of order (indexes "
+        raise Refused(f"the worker's output table is out of order (indexes "
                        f"{list(result.indexes)})")
     out = {}
     for name, (shape, data), r0 in zip(names, result.entries, compiled.rank0):

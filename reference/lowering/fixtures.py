@@ -7,12 +7,13 @@ from bark_vm.wire.envelope import decode_request, encode_result
 from bark_vm.wire.opcodes import BY_NUMBER
 
 from ..diagnostics import Diagnostic, MnError
-from ..interp.evaluate import FlowFailure, evaluate
+from ..interp.evaluate import FAILED, evaluate
 from ..lang import ast
 from ..catalogue import OpContext
+from ..failures import Refused
 from ..tensor import Tensor
-from .envelopes import JobError, encode_job, job_quant, result_entries
-from .lower import LoweringError, lower
+from .envelopes import encode_job, job_quant, result_entries
+from .lower import lower
 
 MUTATIONS = ("bad_magic", "bad_truncated", "bad_shape", "unsupported_op")
 # The documented golden flow's inputs (examples/matmul_relu.mnd's layer, wire-golden §6.2).
@@ -28,17 +29,17 @@ def build_fixture(program: ast.Program, graph, inputs: list[Tensor], abi: int):
     interpreter expects. (lowered, mnpk, mnrs, quant block, local outputs); MnError."""
     try:
         lowered = lower(graph, abi)
-    except LoweringError as e:
+    except Refused as e:
         raise _error("ELIMIT" if e.limit else "EPLAN", e.message) from None
     try:
         mnpk = encode_job(lowered, inputs, program.quant)
         quant = job_quant(program.quant)
-    except JobError as e:
+    except Refused as e:
         raise _error("EPLAN", f"flow '{graph.flow}': {e.message}") from None
     try:
         local = evaluate(graph, dict(zip(graph.params, inputs)), {},
                          OpContext(program.quant.quantres))
-    except FlowFailure as e:
+    except FAILED as e:
         raise _error("ERUN", f"flow '{graph.flow}': {e.message}") from None
     try:
         mnrs = encode_result(result_entries(lowered, local), quant.dtype)

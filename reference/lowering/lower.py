@@ -3,7 +3,7 @@
 Constants the instruction stream cannot carry are hoisted into extra PARAMs right after the
 flow's own parameters, in graph order [W5]: every tensor literal; under v2 a scalar outside
 int16; under v1 every non-zero scalar. Object parameters become the fields of §1.4 [W7],
-refused when out of range [W11]. Every refusal is a `LoweringError` naming the flow;
+refused when out of range [W11]. Every refusal is `Refused`, naming the flow;
 `limit=True` marks the budget refusals a caller reports as ELIMIT.
 """
 from dataclasses import dataclass
@@ -16,16 +16,8 @@ from bark_vm.wire.opcodes import opcode_for
 
 from ..graph.flow_graph import FlowGraph, Node
 from ..catalogue import BY_NAME
+from ..failures import Refused
 from ..tensor import Tensor
-
-
-class LoweringError(Exception):
-    """A flow that cannot be routed; `message` names the flow; `cause` UNSUPPORTED_OP when
-    the op exists on the wire but not at this ABI."""
-
-    def __init__(self, message: str, limit: bool = False, cause: str | None = None):
-        super().__init__(message)
-        self.message, self.limit, self.cause = message, limit, cause
 
 
 @dataclass(frozen=True)
@@ -60,25 +52,25 @@ def lower(graph: FlowGraph, abi: int) -> Lowered:
                                                               and hoists(n.value, abi))]
     order = params + hoisted + rest
     if len(params) + len(hoisted) > MAX_TENSORS:
-        raise LoweringError(
+        raise Refused(
             f"flow '{f}' needs {len(params) + len(hoisted)} input tensors ({len(params)} "
             f"parameters + {len(hoisted)} hoisted constants), but a job carries at most "
             f"{MAX_TENSORS}", limit=True)
     if not graph.outputs:
-        raise LoweringError(f"flow '{f}' returns nothing; a routed flow returns 1..{MAX_TENSORS} "
+        raise Refused(f"flow '{f}' returns nothing; a routed flow returns 1..{MAX_TENSORS} "
                             "values")
     if len(graph.outputs) > MAX_TENSORS:
-        raise LoweringError(f"flow '{f}' returns {len(graph.outputs)} values, but a job carries "
+        raise Refused(f"flow '{f}' returns {len(graph.outputs)} values, but a job carries "
                             f"at most {MAX_TENSORS} outputs", limit=True)
     slots = RF_SLOTS[abi]
     if len(order) > slots:
-        raise LoweringError(
+        raise Refused(
             f"flow '{f}' compiles to {len(order)} values, but the target register file has "
             f"{slots} slots (ABI v{abi} RF_SLOTS); split the flow or reduce intermediates",
             limit=True, cause="rf_slots")
     for n in hoisted:
         if n.value.rank > MAX_RANK:  # rank 0 travels as [1]
-            raise LoweringError(f"flow '{f}': constant of shape {list(n.value.shape)} cannot "
+            raise Refused(f"flow '{f}': constant of shape {list(n.value.shape)} cannot "
                                 f"travel (rank 0..{MAX_RANK})")
     reg = {n.id: k for k, n in enumerate(order)}
     instrs: list[Instr] = []
@@ -86,7 +78,7 @@ def lower(graph: FlowGraph, abi: int) -> Lowered:
     for n in order:
         level = 0 if n.kind in ("param", "const") else n.level
         if level > MAX_LEVEL[abi]:
-            raise LoweringError(f"flow '{f}' is {level} levels deep, over ABI v{abi}'s "
+            raise Refused(f"flow '{f}' is {level} levels deep, over ABI v{abi}'s "
                                 f"{MAX_LEVEL[abi]}", limit=True)
         if top is not None and level > top:
             instrs.append(Instr(ir.SYNC, level=level))
@@ -102,15 +94,15 @@ def lower(graph: FlowGraph, abi: int) -> Lowered:
 
 def _refuse_node(f: str, n: Node, abi: int) -> None:
     if n.kind == "global":
-        raise LoweringError(f"flow '{f}' reads in::{n.name}; a routed flow receives only its "
+        raise Refused(f"flow '{f}' reads in::{n.name}; a routed flow receives only its "
                             "parameters - make it a parameter")
     if n.kind != "op":
         return
     if BY_NAME[n.op].kind != "both" or opcode_for(n.op) is None:
-        raise LoweringError(f"flow '{f}': op '{n.op}' has no binary-IR opcode; it cannot be "
+        raise Refused(f"flow '{f}': op '{n.op}' has no binary-IR opcode; it cannot be "
                             "routed")
     if abi == 1 and opcode_for(n.op) in ir.V2_ONLY:
-        raise LoweringError(f"flow '{f}': op '{n.op}' cannot be encoded in ABI v1; it needs "
+        raise Refused(f"flow '{f}': op '{n.op}' cannot be encoded in ABI v1; it needs "
                             "a worker of ABI v2", cause="UNSUPPORTED_OP")
 
 
@@ -135,10 +127,10 @@ def _instr(f: str, n: Node, reg: dict[int, int], abi: int, level: int) -> Instr:
 
 def _int(f: str, op: str, key: str, value, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise LoweringError(f"flow '{f}': op '{op}' parameter '{key}' must be an integer, "
+        raise Refused(f"flow '{f}': op '{op}' parameter '{key}' must be an integer, "
                             f"got {value!r}")
     if not lo <= value <= hi:
-        raise LoweringError(f"flow '{f}': op '{op}' parameter '{key}' is {value}, outside "
+        raise Refused(f"flow '{f}': op '{op}' parameter '{key}' is {value}, outside "
                             f"{lo}..{hi}")
     return value
 
@@ -160,7 +152,7 @@ def _fields(f: str, op: str, p: dict) -> dict:
         return {"imm": stride | padding << 8}
     if op in ("maxpool2d", "avgpool2d"):
         if "kernel_size" not in p:
-            raise LoweringError(f"flow '{f}': op '{op}' needs {{kernel_size: k}} to be routed")
+            raise Refused(f"flow '{f}': op '{op}' needs {{kernel_size: k}} to be routed")
         k = _int(f, op, "kernel_size", p["kernel_size"], 1, 255)
         s = _int(f, op, "stride", p.get("stride", k), 1, 255)
         return {"imm": k | s << 8}
@@ -169,7 +161,7 @@ def _fields(f: str, op: str, p: dict) -> dict:
     if op == "split":
         axis = _int(f, op, "axis", p.get("axis", 0), 0, 3)
         if "sections" not in p:
-            raise LoweringError(f"flow '{f}': op 'split' needs {{sections: n}}")
+            raise Refused(f"flow '{f}': op 'split' needs {{sections: n}}")
         count = _int(f, op, "sections", p["sections"], 1, 0xFFFF)
         index = _int(f, op, "index", p.get("index", 0), 0, count - 1)
         return {"extra": (axis, count, index, 0)}
@@ -179,16 +171,17 @@ def _fields(f: str, op: str, p: dict) -> dict:
 def _reshape_fields(f: str, p: dict) -> tuple[int, int, int, int]:
     shape, rows, cols = p.get("shape"), p.get("rows"), p.get("cols")
     if shape is not None and (rows is not None or cols is not None):
-        raise LoweringError(f"flow '{f}': op 'reshape' takes {{rows, cols}} or {{shape}}, "
+        raise Refused(f"flow '{f}': op 'reshape' takes {{rows, cols}} or {{shape}}, "
                             "not both")
     if shape is not None:
         dims = (shape,) if isinstance(shape, int) else tuple(shape)
     elif rows is not None and cols is not None:
         dims = (rows, cols)
     else:
-        raise LoweringError(f"flow '{f}': op 'reshape' needs {{rows: R, cols: C}} or "
+        raise Refused(f"flow '{f}': op 'reshape' needs {{rows: R, cols: C}} or "
                             "{shape: [d1, ...]}")
-    if not 1 <= len(dims) <= 4:
-        raise LoweringError(f"flow '{f}': op 'reshape' target has {len(dims)} dims, not 1..4")
+    if not 1 <= len(dims) <= MAX_RANK:
+        raise Refused(f"flow '{f}': op 'reshape' target has {len(dims)} dims, not "
+                      f"1..{MAX_RANK}")
     dims = tuple(_int(f, "reshape", "shape", d, 1, MAX_DIM) for d in dims)
     return tuple(dims) + (ABSENT_DIM,) * (4 - len(dims))

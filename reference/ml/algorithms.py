@@ -1,23 +1,21 @@
-"""Which module implements each calc::ml:: algorithm, and what its definition takes."""
+"""Which module implements each calc::ml:: algorithm, and what its definition takes: the
+rows of ml_catalogue, read for the code under ml/ and dispatch/."""
 from importlib import import_module
 
-from .hyper import GD, TIER_A
-
-# Parameters each definition takes: supervised (X, y), unsupervised (X), hmm (O).
-UNSUPERVISED = ("kmeans", "isolation_forest", "hmm")
+from ..ml_catalogue import algorithm
 
 
 def param_count(algo: str) -> int:
-    return 1 if algo in UNSUPERVISED else 2
+    """How many parameters its definition takes: (X, y), (X) or (O)."""
+    return len(algorithm(algo).params)
 
 
 def is_tier_a(algo: str) -> bool:
-    return algo in TIER_A
+    return algorithm(algo).tier == "A"
 
 
 def module_for(algo: str):
-    """The algorithm's module (or, for the GD family, its module object)."""
-    if algo in GD:
-        from .gd import MODULES
-        return MODULES[algo]
-    return import_module(f"{__package__}.{algo}")
+    """The algorithm's module, or its module object when its module implements several (the
+    gradient-descent family's MODULES)."""
+    module = import_module(f"{__package__}.{algorithm(algo).module}")
+    return getattr(module, "MODULES", {algo: module})[algo]

@@ -1,15 +1,8 @@
-"""What every algorithm module provides, and the refusal it raises when data is unfit."""
+"""What every algorithm module provides. Data unfit for an algorithm is `failures.Refused`
+(E027 before training, E028 when the data arrives)."""
 from dataclasses import dataclass, field
 
 from ..tensor import Tensor
-
-
-class MlRefusal(Exception):
-    """An ML definition refused (E027 before training, E028 when the data arrives)."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -29,7 +22,7 @@ class Start:
 
 # A Tier A module defines:
 #   ALGO (name), ALGO_ID
-#   init(X, y, cfg, q) -> Start                       raises MlRefusal for unfit data
+#   init(X, y, cfg, q) -> Start                       raises Refused for unfit data
 #   round_graph(name, first, count, start, cfg, q) -> FlowGraph
 #       steps [first, first+count) as wire ops only (GraphWriter); params are the constants
 #       then the state names, in `start` order; outputs are the state names (same order),
@@ -38,6 +31,6 @@ class Start:
 #       definition) with equal keys have equal graphs but for their names, so a run builds,
 #       lowers and sends that program once (ml/round_graphs)
 #   epilogue(start, state, extras, cfg, q) -> (descriptor, second output or None)
-#   predict(slots, X, q) -> Tensor                    raises MlRefusal
+#   predict(slots, X, q) -> Tensor                    raises Refused
 # A Tier B module defines ALGO, ALGO_ID, fit(X, y, cfg, q) -> descriptor Tensor and predict.
 # cfg is a dict of every hyperparameter of the algorithm, defaults applied (ml/hyper.py).

@@ -4,7 +4,8 @@ from bark_vm.wire.ir import const_fits
 
 from ..graph.flow_graph import FlowGraph
 from ..numeric.int32 import fits32
-from .base import MlRefusal, Start
+from ..failures import Refused
+from .base import Start
 
 
 def wire_inputs(graph: FlowGraph) -> int:
@@ -27,7 +28,7 @@ def steps_per_round(module, name: str, start: Start, cfg: dict, q: int, build=No
     fixed = v1 - per
     k = (budget - fixed) // per
     if k < 1:
-        raise MlRefusal(f"one step of a round flow needs {v1} values, but budget is {budget}; "
+        raise Refused(f"one step of a round flow needs {v1} values, but budget is {budget}; "
                         "raise budget:")
     k = min(k, start.steps)
     while True:
@@ -35,7 +36,7 @@ def steps_per_round(module, name: str, start: Start, cfg: dict, q: int, build=No
         if wire_inputs(g) <= MAX_TENSORS and len(g.outputs) <= MAX_TENSORS:
             return k
         if k == 1:
-            raise MlRefusal(f"a round flow needs {wire_inputs(g)} inputs and {len(g.outputs)} "
+            raise Refused(f"a round flow needs {wire_inputs(g)} inputs and {len(g.outputs)} "
                             f"outputs, over the {MAX_TENSORS}-tensor wire limit")
         k -= 1
 

@@ -5,7 +5,7 @@ from collections import Counter
 from ..numeric.int32 import tdiv, wrap32
 from ..tensor import Tensor
 from . import descriptor
-from .base import MlRefusal
+from ..failures import Refused
 from .exact import check_xy, matrix_rows
 
 ALGO = "decision_tree"
@@ -67,7 +67,7 @@ def fit(X: Tensor, y: Tensor | None, cfg: dict, q: int) -> Tensor:
     majority label); header outputs = #distinct labels, flags 0."""
     rows, labels = check_xy(X, y)
     if labels is None:
-        raise MlRefusal("decision_tree needs labels y")
+        raise Refused("decision_tree needs labels y")
     nodes: list[list[int]] = []
     build(rows, labels, 0, cfg, nodes)
     return descriptor.pack(ALGO_ID, q, len(rows[0]), len(set(labels)), 0,

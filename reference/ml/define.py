@@ -2,8 +2,8 @@
 (E027), its parameter count (E027) and its return list (E022, R41)."""
 from ..diagnostics import Diagnostic
 from ..lang import ast
-from .algorithms import param_count
-from .base import MlRefusal
+from ..ml_catalogue import algorithm
+from ..failures import Refused
 from .hyper import configurations, expected_returns
 
 
@@ -13,11 +13,11 @@ def check_definition(d: ast.MLDef, q: int) -> tuple[list[dict] | None, list[Diag
     try:
         configs = configurations(d.algo, [(h.key, h.value) for h in d.hypers], q,
                                  routed=bool(d.devices))
-    except MlRefusal as r:
+    except Refused as r:
         return None, [Diagnostic("E027", head + r.reason, d.pos)]
-    want = param_count(d.algo)
-    if len(d.params) != want:
-        form = "(O)" if d.algo == "hmm" else "(X)" if want == 1 else "(X, y)"
+    want = algorithm(d.algo).params
+    if len(d.params) != len(want):
+        form = f"({', '.join(want)})"
         return None, [Diagnostic("E027", head + f"takes {form}, got {len(d.params)} "
                                  "parameter(s)", d.pos)]
     legal = expected_returns(d.algo, len(configs))

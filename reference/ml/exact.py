@@ -2,7 +2,7 @@
 (§2.2), standardization and the splitmix64 stream."""
 from ..numeric.int32 import isqrt_floor, tdiv
 from ..tensor import Tensor, shape_text
-from .base import MlRefusal
+from ..failures import Refused
 
 MASK64 = 2 ** 64 - 1
 
@@ -45,13 +45,13 @@ def check_xy(X: Tensor, y: Tensor | None) -> tuple[list[list[int]], list[int] | 
     tensor; y (when given) [n, 1] or [n] with the same n. Returns X's rows and y's labels
     (None without y)."""
     if X.rank != 2 or X.shape[0] < 1 or X.shape[1] < 1:
-        raise MlRefusal(f"X must be a non-empty rank-2 tensor, its shape is {shape_text(X.shape)}")
+        raise Refused(f"X must be a non-empty rank-2 tensor, its shape is {shape_text(X.shape)}")
     rows = matrix_rows(X)
     if y is None:
         return rows, None
     n = len(rows)
     if y.shape not in ((n, 1), (n,)):
-        raise MlRefusal(f"y must be [{n}x1] or [{n}] for the {n} rows of X, "
+        raise Refused(f"y must be [{n}x1] or [{n}] for the {n} rows of X, "
                         f"its shape is {shape_text(y.shape)}")
     return rows, list(y.data)
 
@@ -59,7 +59,7 @@ def check_xy(X: Tensor, y: Tensor | None) -> tuple[list[list[int]], list[int] | 
 def check_k(k: int, n: int) -> None:
     """kmeans and knn: k ≤ n (§2.2)."""
     if k > n:
-        raise MlRefusal(f"k {k} is more than the {n} rows of X")
+        raise Refused(f"k {k} is more than the {n} rows of X")
 
 
 def standardized(rows: list[list[int]], scale: int) -> tuple[list[list[int]], list[int]]:

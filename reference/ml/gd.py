@@ -9,8 +9,10 @@ from ..graph.writer import GraphWriter
 from ..numeric.activation import sigmoid
 from ..numeric.int32 import tdiv, wrap32
 from ..tensor import Tensor
+from ..ml_catalogue import implemented_by
 from . import descriptor
-from .base import MlRefusal, Start
+from ..failures import Refused
+from .base import Start
 from .exact import check_xy, column_stats, standardize_row
 from .round_graphs import hyper_key
 
@@ -35,7 +37,7 @@ class GradientDescent:
         rows, labels = check_xy(X, y)
         n, d = len(rows), len(rows[0])
         if cfg["features"] != d:
-            raise MlRefusal(f"features is {cfg['features']} but X has {d} columns")
+            raise Refused(f"features is {cfg['features']} but X has {d} columns")
         s = 10 ** q
         mu, sd = column_stats(rows) if cfg["standardize"] else ([0] * d, [s] * d)
         c = s if cfg["fit_intercept"] else 0
@@ -126,5 +128,5 @@ class GradientDescent:
         return Tensor((len(out), 1), tuple(out))
 
 
-GD_FAMILY = ("linear_regression", "logistic_regression", "svm")
+GD_FAMILY = implemented_by("gd")
 MODULES = {algo: GradientDescent(algo) for algo in GD_FAMILY}

@@ -12,7 +12,8 @@ from ..graph.writer import GraphWriter
 from ..numeric.int32 import tdiv, wrap32
 from ..tensor import Tensor
 from . import descriptor
-from .base import MlRefusal, Start
+from ..failures import Refused
+from .base import Start
 from .descriptor import pack
 from .exact import SplitMix64
 from .round_graphs import hyper_key
@@ -36,11 +37,11 @@ def _q(a: int, b: int) -> int:
 # --- observations and initial parameters ---------------------------------------------------
 def symbols(O: Tensor, V: int, q: int) -> list[list[int]]:
     """Symbol ids s(n, t) of a rank-2 `O` (§12.1): cell o is s = tdiv(o, S) with s·S = o and
-    0 ≤ s < V. Raises MlRefusal naming the first cell that is not a symbol."""
+    0 ≤ s < V. Raises Refused naming the first cell that is not a symbol."""
     if not isinstance(O, Tensor) or O.rank != 2 or O.size == 0:
         got = ("[" + "x".join(map(str, O.shape)) + "]" if O.shape else "a scalar") \
             if isinstance(O, Tensor) else type(O).__name__
-        raise MlRefusal(f"O must be a non-empty rank-2 tensor [sequences, steps], got {got}")
+        raise Refused(f"O must be a non-empty rank-2 tensor [sequences, steps], got {got}")
     scale = 10 ** q
     rows = []
     for n, row in enumerate(O.rows()):
@@ -48,7 +49,7 @@ def symbols(O: Tensor, V: int, q: int) -> list[list[int]]:
         for t, o in enumerate(row):
             s = tdiv(o, scale)
             if s * scale != o or not 0 <= s < V:
-                raise MlRefusal(f"O[{n}][{t}] = {o} is not a symbol: cells must be s·{scale} "
+                raise Refused(f"O[{n}][{t}] = {o} is not a symbol: cells must be s·{scale} "
                                 f"with 0 <= s < {V} (symbols: {V})")
             out.append(s)
         rows.append(out)
@@ -160,9 +161,9 @@ def init(O: Tensor, y, cfg: dict, q: int) -> Start:
         symbols(O, V, q)  # raises the shape refusal
     N, cols = O.shape
     if cols != T:
-        raise MlRefusal(f"steps is {T} but O has {cols} columns")
+        raise Refused(f"steps is {T} but O has {cols} columns")
     if cfg.get("rows") is not None and cfg["rows"] != N:
-        raise MlRefusal(f"rows is {cfg['rows']} but O has {N} rows")
+        raise Refused(f"rows is {cfg['rows']} but O has {N} rows")
     symbols(O, V, q)
     pi, A, B = initial_parameters(K, V, cfg["seed"])
     state = {"pi": _matrix([pi]), "A": _matrix(A), "B": _matrix(B),

@@ -5,7 +5,7 @@ from collections import Counter
 from ..numeric.int32 import wrap32
 from ..tensor import Tensor
 from . import descriptor
-from .base import MlRefusal
+from ..failures import Refused
 from .exact import apply_std_block, check_k, check_xy, matrix_rows, standardized
 
 ALGO = "knn"
@@ -17,7 +17,7 @@ def fit(X: Tensor, y: Tensor | None, cfg: dict, q: int) -> Tensor:
     Descriptor: [k, n] + rows + labels + [std block]; output count = #distinct labels."""
     rows, labels = check_xy(X, y)
     if labels is None:
-        raise MlRefusal("knn needs labels y")
+        raise Refused("knn needs labels y")
     n, d, k = len(rows), len(rows[0]), cfg["k"]
     check_k(k, n)
     block = []

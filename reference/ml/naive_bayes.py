@@ -3,7 +3,7 @@ variances; predict compares twice the log-posterior in Q20 with a fixed-point lo
 from ..numeric.int32 import tdiv, wrap32
 from ..tensor import Tensor
 from . import descriptor
-from .base import MlRefusal
+from ..failures import Refused
 from .exact import apply_std_block, check_xy, matrix_rows, standardized
 
 ALGO = "naive_bayes"
@@ -38,7 +38,7 @@ def fit(X: Tensor, y: Tensor | None, cfg: dict, q: int) -> Tensor:
     (class-major) + [std block]."""
     rows, labels = check_xy(X, y)
     if labels is None:
-        raise MlRefusal("naive_bayes needs labels y")
+        raise Refused("naive_bayes needs labels y")
     d = len(rows[0])
     block = []
     if cfg["standardize"]:

@@ -1,14 +1,15 @@
 """ml_predict, the op: apply a model descriptor to new rows (spec/ml-exact.md §3); each
 algorithm's own predict is loaded by `module_for`, on first use."""
-from ..catalogue import OpContext, OpError
+from ..catalogue import OpContext
+from ..failures import OpError, Refused
 from ..tensor import Tensor
 from . import descriptor
 from .algorithms import module_for
-from .base import MlRefusal
 
 
-class PredictRefusal(OpError):
-    terse = True
+def _refusal(reason: str) -> OpError:
+    """ml_predict's refusals print as `ml_predict: <reason>` (R41)."""
+    return OpError(reason, terse=True)
 
 
 def ml_predict(ctx: OpContext, model: Tensor, x: Tensor) -> Tensor:
@@ -17,18 +18,18 @@ def ml_predict(ctx: OpContext, model: Tensor, x: Tensor) -> Tensor:
     slots = model.data
     why = descriptor.validate(slots) if model.rank == 1 else "the model is not a rank-1 vector"
     if why:
-        raise PredictRefusal(f"invalid model descriptor: {why}")
+        raise _refusal(f"invalid model descriptor: {why}")
     h = descriptor.header(slots)
     if h.q != ctx.quantres:
-        raise PredictRefusal(f"the model was fitted at quantres {h.q}, the script "
+        raise _refusal(f"the model was fitted at quantres {h.q}, the script "
                              f"declares {ctx.quantres}")
     algo = descriptor.ALGO_NAMES[h.algo_id]
     if x.rank != 2 or x.size == 0:
-        raise PredictRefusal(f"X must be a non-empty rank-2 tensor, got shape {list(x.shape)}")
+        raise _refusal(f"X must be a non-empty rank-2 tensor, got shape {list(x.shape)}")
     if algo != "hmm" and x.shape[1] != h.features:
-        raise PredictRefusal(f"X has {x.shape[1]} columns, the model was fitted on "
+        raise _refusal(f"X has {x.shape[1]} columns, the model was fitted on "
                              f"{h.features}")
     try:
         return module_for(algo).predict(slots, x, ctx.quantres)
-    except MlRefusal as r:
-        raise PredictRefusal(r.reason) from None
+    except Refused as r:
+        raise _refusal(r.reason) from None

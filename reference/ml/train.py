@@ -4,7 +4,7 @@ import sys
 
 from ..lang import ast
 from ..tensor import Tensor
-from .base import MlRefusal
+from ..failures import Refused
 
 
 TREE_LEVELS = 10000
@@ -29,7 +29,7 @@ def fit_tier_b(module, x, y, cfg: dict, q: int):
     try:
         return module.fit(x, y, cfg, q)
     except RecursionError:
-        raise MlRefusal(f"the tree grew deeper than this implementation's {TREE_LEVELS} "
+        raise Refused(f"the tree grew deeper than this implementation's {TREE_LEVELS} "
                         "levels; set a smaller max_depth") from None
     finally:
         sys.setrecursionlimit(old)

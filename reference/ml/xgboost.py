@@ -30,7 +30,8 @@ from ..numeric.activation import sigmoid
 from ..numeric.int32 import tdiv, wrap32
 from ..tensor import Tensor
 from . import descriptor
-from .base import MlRefusal, Start
+from ..failures import Refused
+from .base import Start
 from .round_graphs import hyper_key
 from .exact import check_xy
 
@@ -57,15 +58,15 @@ def init(X: Tensor, y: Tensor, cfg: dict, q: int) -> Start:
     y [n,1], cand [C+1, 2] (row 0 = (−1, 0), row c+1 = (f, thr)), rank [1, C+1] = C+1 − column.
     """
     if y is None:
-        raise MlRefusal("xgboost needs labels y")
+        raise Refused("xgboost needs labels y")
     rows, labels = check_xy(X, y)
     n, d = len(rows), len(rows[0])
     if cfg["features"] != d:
-        raise MlRefusal(f"features is {cfg['features']} but X has {d} columns")
+        raise Refused(f"features is {cfg['features']} but X has {d} columns")
     if cfg.get("rows") is not None and cfg["rows"] != n:
-        raise MlRefusal(f"rows is {cfg['rows']} but X has {n} rows")
+        raise Refused(f"rows is {cfg['rows']} but X has {n} rows")
     if n > MAX_DIM:
-        raise MlRefusal(f"X has {n} rows; a round flow routes its rows through a reshape, "
+        raise Refused(f"X has {n} rows; a round flow routes its rows through a reshape, "
                         f"whose dimensions stop at {MAX_DIM}")
     bins = cfg["bins"]
     thr = thresholds(rows, bins)
@@ -191,7 +192,7 @@ def predict(slots, X: Tensor, q: int) -> Tensor:
     h, p = descriptor.header(slots), descriptor.payload(slots)
     d = h.features
     if X.rank != 2 or X.size == 0 or X.shape[1] != d:
-        raise MlRefusal(f"X must be rank 2 with {d} columns, its shape is {list(X.shape)}")
+        raise Refused(f"X must be rank 2 with {d} columns, its shape is {list(X.shape)}")
     (rounds, depth), nodes = p[:2], p[2:]  # payload: rounds, depth, then each round's tree
     inner = 2 ** depth - 1
     per = 3 * 2 ** depth - 2

@@ -7,7 +7,7 @@ rdiv(v·M, 10^6). The tables themselves live in `bark_vm.wire.lut` (R35).
 from bark_vm.wire.constants import MAX_QUANTRES
 from bark_vm.wire.lut import EXP, SIGMOID, STEP, TANH, VSCALE, XSCALE, Table
 
-from ..catalogue import OpError
+from ..failures import OpError
 from .int32 import rdiv
 
 

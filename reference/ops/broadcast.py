@@ -2,7 +2,7 @@
 from math import prod
 
 from ..tensor import Tensor, shape_text
-from ..catalogue import OpError
+from ..failures import OpError
 
 
 def is_single(shape: tuple[int, ...]) -> bool:

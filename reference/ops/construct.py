@@ -5,7 +5,8 @@ enforces the 2^22-element cap (R8).
 """
 from ..tensor import Tensor, shape_text
 from .broadcast import is_single
-from ..catalogue import OpContext, OpError
+from ..catalogue import OpContext
+from ..failures import OpError
 
 
 def _value(t: Tensor, what: str) -> int:

@@ -1,7 +1,10 @@
 """Linear algebra: scalar_mul, matmul, transpose, determinant, adjugate (exact integers)."""
+from bark_vm.wire.constants import MAX_RANK
+
 from ..tensor import Tensor, shape_text
 from .broadcast import broadcast_map, is_single, need_rank
-from ..catalogue import OpContext, OpError
+from ..catalogue import OpContext
+from ..failures import OpError
 
 MAX_DETERMINANT_N = 8
 
@@ -27,8 +30,8 @@ def matmul(ctx: OpContext, a: Tensor, b: Tensor) -> Tensor:
 
 
 def transpose(ctx: OpContext, x: Tensor) -> Tensor:
-    """Swap the last two axes ([..,R,C] -> [..,C,R]); ranks 2 to 4."""
-    need_rank(x, (2, 3, 4), "transpose")
+    """Swap the last two axes ([..,R,C] -> [..,C,R]); ranks 2 to the wire's MAX_RANK."""
+    need_rank(x, tuple(range(2, MAX_RANK + 1)), "transpose")
     r, c = x.shape[-2:]
     data = []
     for base in range(0, x.size, r * c):

@@ -4,7 +4,8 @@ from math import isqrt
 from ..numeric.int32 import isqrt_floor, rdiv, tdiv, wrap32
 from ..tensor import Tensor, shape_text
 from .broadcast import broadcast_map, int_param, map_lines, need_rank
-from ..catalogue import OpContext, OpError
+from ..catalogue import OpContext
+from ..failures import OpError
 
 
 def _channels(x: Tensor, what: str) -> tuple[int, int, int]:

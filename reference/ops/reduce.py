@@ -2,7 +2,8 @@
 from ..numeric.int32 import tdiv
 from ..tensor import Tensor
 from .broadcast import axis_groups, check_axis
-from ..catalogue import OpContext, OpError
+from ..catalogue import OpContext
+from ..failures import OpError
 
 
 def _reduce(x: Tensor, axis, f) -> Tensor:

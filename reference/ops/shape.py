@@ -1,15 +1,16 @@
 """Shape ops: reshape, split, concat and slice (row-major; data is never changed)."""
 from math import prod
 
-from bark_vm.wire.constants import MAX_DIM
+from bark_vm.wire.constants import MAX_DIM, MAX_RANK
 
 from ..tensor import Tensor, shape_text
 from .broadcast import check_axis, int_param
-from ..catalogue import OpContext, OpError
+from ..catalogue import OpContext
+from ..failures import OpError
 
 
 def _target_shape(rows, cols, shape) -> tuple[int, ...]:
-    """{rows, cols} or {shape: [d1..dk]} (k 1..4), never both; each dim 1..MAX_DIM."""
+    """{rows, cols} or {shape: [d1..dk]} (k 1..MAX_RANK), never both; each dim 1..MAX_DIM."""
     if shape is not None:
         if rows is not None or cols is not None:
             raise OpError("reshape takes {rows, cols} or {shape}, not both")
@@ -19,8 +20,8 @@ def _target_shape(rows, cols, shape) -> tuple[int, ...]:
     else:
         raise OpError("reshape needs {rows: R, cols: C} or {shape: [d1, ...]}")
     dims = tuple(int_param("shape", d) for d in dims)
-    if not 1 <= len(dims) <= 4:
-        raise OpError(f"reshape target must have 1 to 4 dims, got {len(dims)}")
+    if not 1 <= len(dims) <= MAX_RANK:
+        raise OpError(f"reshape target must have 1 to {MAX_RANK} dims, got {len(dims)}")
     for d in dims:
         if not 1 <= d <= MAX_DIM:
             raise OpError(f"reshape dim {d} is outside 1..{MAX_DIM}")

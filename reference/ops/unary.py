@@ -3,7 +3,8 @@ from math import isqrt as _isqrt
 
 from ..tensor import Tensor
 from .broadcast import int_param, map_data
-from ..catalogue import OpContext, OpError
+from ..catalogue import OpContext
+from ..failures import OpError
 
 
 def absolute(ctx: OpContext, x: Tensor) -> Tensor:

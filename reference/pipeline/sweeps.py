@@ -2,7 +2,7 @@
 its outputs are bound to (configuration-major, R13), its loss, and which configurations
 reach the lowest loss. `maned-run` says it in a note; `--json` carries it."""
 from ..lang import ast
-from ..ml.hyper import LOSS
+from ..ml_catalogue import algorithm
 from .report import Sweep, SweepConfig
 
 
@@ -15,11 +15,11 @@ def sweeps(program: ast.Program, ml: dict, outputs: dict) -> list[Sweep]:
         if key is None or len(configs) < 2 or d.name not in outputs:
             continue
         per = len(d.returns) // len(configs)
+        with_loss = per == 2 and algorithm(d.algo).second == "loss"
         rows = []
         for i, config in enumerate(configs):
             names = tuple(t.name for t in d.returns[i * per:(i + 1) * per])
-            loss = (outputs[d.name][names[1]].data[0] if per == 2 and d.algo in LOSS
-                    else None)
+            loss = outputs[d.name][names[1]].data[0] if with_loss else None
             rows.append(SweepConfig(i, config[key], names, loss))
         losses = [r.loss for r in rows if r.loss is not None]
         lowest = tuple(r.index for r in rows if losses and r.loss == min(losses))

@@ -14,8 +14,8 @@ from bark_vm.wire.login import login_body
 from bark_vm.wire.status import Status, parse_status
 
 from . import bounds
-from .http_exchange import Answer, Exchange, ExchangeFailure
-from .target import DeviceFailure, FailureKind
+from .http_exchange import Answer, Exchange
+from ..failures import DeviceFailure, FailureKind
 from .worker_errors import worker_error_text
 
 
@@ -85,8 +85,8 @@ class CdpDevice:
             self._exchange = exchange
         try:
             return exchange.send(method, path, first, then, body)
-        except ExchangeFailure as e:
-            raise self._fail(str(e), kind=e.kind) from None
+        except DeviceFailure as e:  # the exchange's: this device names it
+            raise self._fail(e.message, kind=e.kind) from None
         finally:
             self._exchange = None
 
@@ -137,7 +137,7 @@ class CdpDevice:
                      bounds.CONNECT_TIMEOUT_S).send(
                 "DELETE", f"{JOB_PATH}?id={job}", [(PROTO_HEADER, str(PROTO))],
                 [(TOKEN_HEADER, self.token)], None)
-        except ExchangeFailure:
+        except DeviceFailure:
             pass  # a worker that cannot be reached has nothing to cancel for us
 
     def release(self, deadline_s: float) -> None:
@@ -154,7 +154,7 @@ class CdpDevice:
                 answer = Exchange(self.host, self.port, bounds.CONNECT_TIMEOUT_S, left).send(
                     "GET", f"{RESULT_PATH}?id={job}", [(PROTO_HEADER, str(PROTO))],
                     [(TOKEN_HEADER, self.token)], None)
-            except ExchangeFailure:
+            except DeviceFailure:
                 return
             if answer.status != 409:  # read, failed or gone: either way the slot is free
                 self._unread = None

@@ -5,8 +5,8 @@ alias that two or more workers (distinct addresses) claim: which of them is 'bob
 told, so nothing, not even the status probe, is sent to any of them (issue 24, point 6),
 as a pool refuses two members of one alias."""
 from .cdp import CdpDevice
-from .discovery import Discovery, DiscoverySocketError, Found, ProbeError
-from .target import DeviceFailure
+from .discovery import Discovery, Found
+from ..failures import DeviceFailure, Refused
 
 COUNTS = {2: "two", 3: "three"}
 
@@ -33,7 +33,7 @@ class DiscoveredDevice(CdpDevice):
         if self._unbound is None:
             try:
                 found = self.discovery.found()
-            except (DiscoverySocketError, ProbeError) as e:
+            except (DeviceFailure, Refused) as e:
                 self._unbound = DeviceFailure(f"{self.where}: {e}", kind="connect_failed")
             else:
                 claims = claimants(found, self.alias)
@@ -52,7 +52,7 @@ class DiscoveredDevice(CdpDevice):
                     f"({', '.join(addresses[:-1])} and {addresses[-1]}); give them distinct "
                     f"aliases (nothing was sent to {'either' if n == 2 else 'any'} of them)")
         others, probing = sorted({f.alias for f in found}), self.discovery.probing
-        # a broadcast that could not be sent is the run's note (maned.pipeline.run), not this
+        # a broadcast that could not be sent is the run's note (maned.pipeline.run_api), not this
         why = (f"{probing.describe()}; the workers that answered: "
                f"{', '.join(others)}" if others else probing.advice())
         return f"no worker answered discovery as '{self.alias}' ({why})"

@@ -7,7 +7,8 @@ at the reply's source address and its advertised port. Anything else is skipped.
 A broadcast that cannot be sent (a host with no network, a container under `--network
 none`) is a note carried with the answer, not a failure: the unicast targets were probed
 first and their workers still count (issue 24, point 7). Only when nothing at all could
-be probed is it a DiscoverySocketError."""
+be probed is it a failure: DeviceFailure, kind connect_failed. A probe target that is
+malformed or does not resolve is Refused (a typo must not be silent)."""
 import socket
 import threading
 import time
@@ -19,17 +20,11 @@ from bark_vm.wire.status import is_uint
 from bark_vm.wire.constants import (DISCOVERY_FIELDS, DISCOVERY_PORT, DISCOVERY_PROBE,
                                     DISCOVERY_REPLY_MAX)
 
+from ..failures import DeviceFailure, Refused
+
 BROADCAST = "255.255.255.255"
 DEFAULT_WINDOW_MS = 1000
 MAX_WINDOW_MS = 60_000
-
-
-class ProbeError(Exception):
-    """A probe target that is malformed or does not resolve (a typo must not be silent)."""
-
-
-class DiscoverySocketError(Exception):
-    """The probe could not be sent or received at all."""
 
 
 class Answer(list):
@@ -57,12 +52,17 @@ class Found:
         return f"{self.host}:{self.port}"
 
 
+def _unprobed(text: str) -> DeviceFailure:
+    """Nothing could be probed at all."""
+    return DeviceFailure(text, kind="connect_failed")
+
+
 def parse_probe(text: str) -> tuple[str, int]:
-    """`HOST[:PORT]` (the port defaults to DISCOVERY_PORT); ProbeError when malformed."""
+    """`HOST[:PORT]` (the port defaults to DISCOVERY_PORT); Refused when malformed."""
     host, sep, port = text.rpartition(":") if ":" in text else (text, "", "")
     number = whole_number(port, 1, 65535) if sep else DISCOVERY_PORT
     if not host or number is None:
-        raise ProbeError(f"bad probe target {text[:80]!r}: give HOST or HOST:PORT (port "
+        raise Refused(f"bad probe target {text[:80]!r}: give HOST or HOST:PORT (port "
                          "1..65535)")
     return host, number
 
@@ -72,7 +72,7 @@ def resolve(host: str, port: int) -> list[tuple[str, int]]:
     try:
         infos = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_DGRAM)
     except (socket.gaierror, UnicodeError) as e:
-        raise ProbeError(f"probe target {host!r} does not resolve: "
+        raise Refused(f"probe target {host!r} does not resolve: "
                          f"{getattr(e, 'strerror', None) or e}") from None
     return sorted({(info[4][0], port) for info in infos})
 
@@ -101,12 +101,12 @@ def discover(targets: list[tuple[str, int]], broadcast: bool = True,
     answered within the window, first reply per (source address, source port, advertised
     port), sorted by alias then address, with a note when the broadcast could not be sent.
     Without broadcast (or when it could not be sent) the wait ends as soon as every target
-    has answered. DiscoverySocketError when a target, or the broadcast with no target, could
+    has answered. DeviceFailure when a target, or the broadcast with no target, could
     not be probed."""
     try:
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     except OSError as e:
-        raise DiscoverySocketError(f"cannot open a UDP socket: {e.strerror or e}") from None
+        raise _unprobed(f"cannot open a UDP socket: {e.strerror or e}") from None
     found: dict[tuple, Found] = {}
     notes: list[str] = []
     with sock:
@@ -115,13 +115,12 @@ def discover(targets: list[tuple[str, int]], broadcast: bool = True,
             for target in targets:  # first: a broadcast that fails must not cost them
                 sock.sendto(DISCOVERY_PROBE, target)
         except OSError as e:
-            raise DiscoverySocketError(f"cannot send the discovery probe: "
-                                       f"{e.strerror or e}") from None
+            raise _unprobed(f"cannot send the discovery probe: {e.strerror or e}") from None
         if broadcast:
             why = _send_broadcast(sock)
             if why is not None and not targets:
-                raise DiscoverySocketError(f"cannot send the discovery probe: the broadcast "
-                                           f"to {BROADCAST}:{DISCOVERY_PORT}: {why}")
+                raise _unprobed(f"cannot send the discovery probe: the broadcast "
+                                f"to {BROADCAST}:{DISCOVERY_PORT}: {why}")
             if why is not None:
                 notes.append(f"the broadcast to {BROADCAST}:{DISCOVERY_PORT} was not sent "
                              f"({why}); only the --probe targets were probed")
@@ -185,11 +184,11 @@ class Discovery:
         self.probing = probing
         self._targets: list[tuple[str, int]] | None = None
         self._found: Answer | None = None
-        self._failure: DiscoverySocketError | None = None
+        self._failure: DeviceFailure | None = None
         self._lock = threading.Lock()
 
     def resolve(self) -> None:
-        """Parse and resolve every probe target now (ProbeError)."""
+        """Parse and resolve every probe target now (Refused)."""
         if self._targets is None:
             self._targets = [t for text in self.probing.probes
                              for t in resolve(*parse_probe(text))]
@@ -200,7 +199,7 @@ class Discovery:
         return self._found.notes if self._found is not None else ()
 
     def found(self) -> Answer:
-        """The workers that answered, with the probe's notes (DiscoverySocketError when no
+        """The workers that answered, with the probe's notes (DeviceFailure when no
         probe could be sent)."""
         with self._lock:
             if self._found is None and self._failure is None:
@@ -208,7 +207,7 @@ class Discovery:
                 try:
                     self._found = discover(self._targets, self.probing.broadcast,
                                            self.probing.window_ms)
-                except DiscoverySocketError as e:
+                except DeviceFailure as e:
                     self._failure = e
             if self._failure is not None:
                 raise self._failure

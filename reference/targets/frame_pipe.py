@@ -1,27 +1,26 @@
 """Frames (spec/wire.md §2.5) over a child's stdin/stdout pipes with a deadline on every
-write and read: a child that stops reading or answering cannot hold the run."""
+write and read: a child that stops reading or answering cannot hold the run. A failure is a
+DeviceFailure whose message the device completes: kind `died` (the child closed its end),
+`timeout` (the deadline passed) or `malformed_response` (what cannot be a frame, said)."""
 import os
 import select
 import time
 
 from bark_vm.wire.frames import FRAME_HEADER_BYTES, frame_bytes
 
+from ..failures import DeviceFailure
 from .bounds import MAX_ANSWER_BYTES
 
 
 _MAX_POLL_MS = 2 ** 31 - 1  # poll() takes a C int of milliseconds
 
 
-class PipeClosed(Exception):
-    """The child closed its end, or sent what cannot be a frame (`why` says which)."""
-
-    def __init__(self, why: str = ""):
-        super().__init__(why)
-        self.why = why
+def _closed() -> DeviceFailure:
+    return DeviceFailure("", kind="died")
 
 
-class PipeTimeout(Exception):
-    """The deadline passed before the frame was written or read whole."""
+def _past_deadline() -> DeviceFailure:
+    return DeviceFailure("", kind="timeout")
 
 
 class FramePipe:
@@ -34,11 +33,11 @@ class FramePipe:
     def _ready(self, fd: int, writing: bool, end: float) -> None:
         left = end - time.monotonic()
         if left <= 0:
-            raise PipeTimeout()
+            raise _past_deadline()
         poller = select.poll()
         poller.register(fd, select.POLLOUT if writing else select.POLLIN)
         if not poller.poll(min(left * 1000, _MAX_POLL_MS)):
-            raise PipeTimeout()
+            raise _past_deadline()
 
     def write_frame(self, ftype: bytes, payload: bytes, end: float) -> None:
         view = memoryview(frame_bytes(ftype, payload))
@@ -49,7 +48,7 @@ class FramePipe:
             except BlockingIOError:
                 continue
             except OSError:  # EPIPE: the child is gone
-                raise PipeClosed() from None
+                raise _closed() from None
 
     def _fill(self, n: int, end: float) -> None:
         while len(self._buf) < n:
@@ -59,18 +58,18 @@ class FramePipe:
             except BlockingIOError:
                 continue
             except OSError:
-                raise PipeClosed() from None
+                raise _closed() from None
             if not chunk:
-                raise PipeClosed()
+                raise _closed()
             self._buf += chunk
 
     def read_frame(self, end: float) -> tuple[bytes, bytes]:
-        """(type, payload) of the next frame; PipeClosed at EOF, PipeTimeout past `end`."""
+        """(type, payload) of the next frame; DeviceFailure at EOF or past `end`."""
         self._fill(FRAME_HEADER_BYTES, end)
         length = int.from_bytes(self._buf[4:FRAME_HEADER_BYTES], "little")
         if length > MAX_ANSWER_BYTES:
-            raise PipeClosed(f"announced a {length}-byte frame, over the {MAX_ANSWER_BYTES}-"
-                             "byte cap")
+            raise DeviceFailure(f"announced a {length}-byte frame, over the "
+                                f"{MAX_ANSWER_BYTES}-byte cap", kind="malformed_response")
         self._fill(FRAME_HEADER_BYTES + length, end)
         ftype = bytes(self._buf[:4])
         payload = bytes(self._buf[FRAME_HEADER_BYTES:FRAME_HEADER_BYTES + length])

@@ -10,16 +10,13 @@ from bark_vm.wire.constants import MAX_CONTENT_LENGTH
 from bark_vm.wire.digits import whole_number
 
 from .bounds import MAX_ANSWER_BYTES, MAX_HEAD_BYTES
-from .target import FailureKind
+from ..failures import DeviceFailure, FailureKind
 
 
-class ExchangeFailure(Exception):
-    """A transport failure; `kind` is one of the stable names (target.FailureKind):
-    connect_failed, timeout, malformed_response, too_large."""
-
-    def __init__(self, kind: FailureKind, text: str):
-        super().__init__(f"{kind}: {text}")
-        self.kind, self.text = kind, text
+def _failed(kind: FailureKind, text: str) -> DeviceFailure:
+    """A transport failure, its kind a field (connect_failed, timeout, malformed_response,
+    too_large) and the start of its message."""
+    return DeviceFailure(f"{kind}: {text}", kind=kind)
 
 
 @dataclass(frozen=True)
@@ -55,18 +52,18 @@ class Exchange:
         try:
             sock = socket.create_connection((self.host, self.port), self.connect_timeout)
         except socket.timeout:
-            raise ExchangeFailure("timeout", f"no connection within {self.connect_timeout:g} "
+            raise _failed("timeout", f"no connection within {self.connect_timeout:g} "
                                   "s") from None
         except OSError as e:
-            raise ExchangeFailure("connect_failed", e.strerror or str(e)) from None
+            raise _failed("connect_failed", e.strerror or str(e)) from None
         except UnicodeError:  # a name no DNS label can be (over 63 characters, empty)
-            raise ExchangeFailure("connect_failed", "the host is not a valid name") from None
+            raise _failed("connect_failed", "the host is not a valid name") from None
         with self._lock:
             self._sock = sock
             aborted = self._aborted
         try:
             if aborted:
-                raise ExchangeFailure("connect_failed", "the run was interrupted")
+                raise _failed("connect_failed", "the run was interrupted")
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             end = time.monotonic() + self.deadline_s
             self._send_all(sock, _request_bytes(self.host, self.port, method, path, first,
@@ -84,8 +81,8 @@ class Exchange:
             raise self._timeout()
         sock.settimeout(left)
 
-    def _timeout(self) -> ExchangeFailure:
-        return ExchangeFailure("timeout", f"no complete answer within the {self.deadline_s:g} "
+    def _timeout(self) -> DeviceFailure:
+        return _failed("timeout", f"no complete answer within the {self.deadline_s:g} "
                                "s deadline")
 
     def _io(self, call, *args):
@@ -95,8 +92,8 @@ class Exchange:
             raise self._timeout() from None
         except OSError as e:
             if self._aborted:
-                raise ExchangeFailure("connect_failed", "the run was interrupted") from None
-            raise ExchangeFailure("connect_failed", e.strerror or str(e)) from None
+                raise _failed("connect_failed", "the run was interrupted") from None
+            raise _failed("connect_failed", e.strerror or str(e)) from None
 
     def _send_all(self, sock: socket.socket, data: bytes, end: float) -> None:
         view = memoryview(data)
@@ -108,34 +105,34 @@ class Exchange:
         self._wait(sock, end)
         data = self._io(sock.recv, 1 << 16)
         if self._aborted:
-            raise ExchangeFailure("connect_failed", "the run was interrupted")
+            raise _failed("connect_failed", "the run was interrupted")
         return data
 
     def _read_answer(self, sock: socket.socket, end: float) -> Answer:
         buf = b""
         while b"\r\n\r\n" not in buf:
             if len(buf) > MAX_HEAD_BYTES:
-                raise ExchangeFailure("malformed_response", f"an answer head over "
+                raise _failed("malformed_response", f"an answer head over "
                                       f"{MAX_HEAD_BYTES} bytes")
             chunk = self._recv(sock, end)
             if not chunk and buf:
-                raise ExchangeFailure("malformed_response", "the connection closed before "
+                raise _failed("malformed_response", "the connection closed before "
                                       "the answer's head was complete")
             if not chunk:  # the worker went away (a stopped container's proxy does this)
-                raise ExchangeFailure("connect_failed", "the connection closed without an "
+                raise _failed("connect_failed", "the connection closed without an "
                                       "answer")
             buf += chunk
         head, _, body = buf.partition(b"\r\n\r\n")
         status, headers = _parse_head(head)
         if "transfer-encoding" in headers:
-            raise ExchangeFailure("malformed_response", "chunked transfer encoding")
+            raise _failed("malformed_response", "chunked transfer encoding")
         length = headers.get("content-length")
         if length is not None:
             text, length = length, whole_number(length, 0, MAX_CONTENT_LENGTH)
             if length is None:
-                raise ExchangeFailure("malformed_response", f"bad Content-Length {text[:32]!r}")
+                raise _failed("malformed_response", f"bad Content-Length {text[:32]!r}")
             if length > MAX_ANSWER_BYTES:
-                raise ExchangeFailure("too_large", f"a {length}-byte answer is over the "
+                raise _failed("too_large", f"a {length}-byte answer is over the "
                                       f"{MAX_ANSWER_BYTES}-byte cap")
         want = length
         parts, got = [body], len(body)
@@ -143,13 +140,13 @@ class Exchange:
             chunk = self._recv(sock, end)
             if not chunk:
                 if want is not None:
-                    raise ExchangeFailure("malformed_response", f"the answer ended after {got}"
+                    raise _failed("malformed_response", f"the answer ended after {got}"
                                           f" of {want} body bytes")
                 break
             parts.append(chunk)
             got += len(chunk)
             if got > MAX_ANSWER_BYTES:
-                raise ExchangeFailure("too_large", f"the answer is over the "
+                raise _failed("too_large", f"the answer is over the "
                                       f"{MAX_ANSWER_BYTES}-byte cap")
         data = b"".join(parts)
         return Answer(status, headers, data[:want] if want is not None else data)
@@ -171,11 +168,11 @@ def _parse_head(head: bytes) -> tuple[int, dict[str, str]]:
     parts = lines[0].split(" ", 2)
     if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not (
             parts[1].isdigit() and len(parts[1]) == 3):
-        raise ExchangeFailure("malformed_response", f"bad status line {lines[0][:64]!r}")
+        raise _failed("malformed_response", f"bad status line {lines[0][:64]!r}")
     headers = {}
     for line in lines[1:]:
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip():
-            raise ExchangeFailure("malformed_response", f"bad header line {line[:64]!r}")
+            raise _failed("malformed_response", f"bad header line {line[:64]!r}")
         headers.setdefault(name.lower(), value.strip())
     return int(parts[1]), headers

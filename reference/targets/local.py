@@ -6,17 +6,18 @@ from dataclasses import replace
 
 from ..diagnostics import Diagnostic
 from ..graph.flow_graph import FlowGraph
-from ..interp.evaluate import FlowFailure, evaluate
+from ..interp.evaluate import FAILED, evaluate
 from ..catalogue import OpContext
 from ..tensor import Tensor
-from .target import LOCAL, TargetFailure
+from ..failures import TargetFailure
+from .target import LOCAL, Ran, TargetKind
 
 
 def evaluate_job(graph: FlowGraph, inputs, globals_, quantres: int, trap: bool):
     """One local job, picklable for a process pool: ('ok', outputs) or ('err', message)."""
     try:
         return "ok", evaluate(graph, inputs, globals_, OpContext(quantres), trap)
-    except FlowFailure as e:
+    except FAILED as e:
         return "err", e.message
 
 
@@ -64,10 +65,9 @@ def local_result(flow: str, got) -> dict[str, Tensor]:
 
 class LocalTarget:
     name = LOCAL
-    kind = "local"
+    kind: TargetKind = "local"
     pid = None
     sync_limit = None  # answers in the same call, whatever the size
-    last_io = None  # nothing travels
 
     def __init__(self, quantres: int, trap: bool = False):
         self.quantres, self.trap = quantres, trap
@@ -86,11 +86,11 @@ class LocalTarget:
 
     def run(self, graph: FlowGraph, inputs: dict[str, Tensor],
             globals_: dict[str, Tensor] | None = None, round_flow: bool = False,
-            on_start=None) -> dict[str, Tensor]:
+            on_start=None) -> Ran:
         if on_start:
             on_start()
         got = evaluate_job(graph, inputs, globals_ or {}, self.quantres, self.trap)
-        return local_result(graph.flow, got)
+        return Ran(local_result(graph.flow, got))  # nothing travels
 
     def close(self) -> None:
         pass

@@ -8,19 +8,18 @@ from ..diagnostics import Diagnostic
 from ..graph.flow_graph import FlowGraph
 from ..lang.ast import Quant
 from ..lowering.compiled import Compiler
-from ..lowering.envelopes import JobError, decode_result, encode_job
-from ..lowering.lower import LoweringError
+from ..failures import DeviceFailure, Refused, TargetFailure
+from ..lowering.envelopes import decode_result, encode_job
 from ..tensor import Tensor
-from .preflight import PreflightFailure, preflight
-from .target import DeviceFailure, TargetFailure
+from .preflight import preflight
+from .target import Io, Ran, TargetKind
 
 
 class RoutedTarget:
-    def __init__(self, device, kind: str, quant: Quant, compiler: Compiler):
+    def __init__(self, device, kind: TargetKind, quant: Quant, compiler: Compiler):
         """device: a VmDevice or CdpDevice (start, run, pid, alias, abort, close)."""
         self.device, self.kind, self.quant, self.compiler = device, kind, quant, compiler
         self.name = device.alias
-        self.last_io: tuple[int, int | None] | None = None  # the lane reads it for the trace
 
     @property
     def pid(self) -> int | None:
@@ -56,12 +55,12 @@ class RoutedTarget:
                 return 0
             return len(encode_job(compiled.lowered, [inputs[p] for p in graph.params],
                                   self.quant))
-        except (LoweringError, JobError):
+        except Refused:
             return 0
 
     def run(self, graph: FlowGraph, inputs: dict[str, Tensor],
             globals_: dict[str, Tensor] | None = None, round_flow: bool = False,
-            on_start=None) -> dict[str, Tensor]:
+            on_start=None) -> Ran:
         flow = graph.flow
         self.prepare(graph, inputs)  # while a device still starts, its job is lowered
         try:
@@ -72,28 +71,24 @@ class RoutedTarget:
             request = encode_job(compiled.lowered, [inputs[p] for p in graph.params],
                                  self.quant)
             preflight(self.name, status, compiled, len(request), round_flow)
-        except PreflightFailure as e:
-            raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}", cause=e.code)) \
-                from None
-        except LoweringError as e:
+        except Refused as e:  # by the lowering, the encoding or the pre-flight
             raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}", cause=e.cause)) \
                 from None
-        except JobError as e:
-            raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}")) from None
         except DeviceFailure as e:
             raise _failed(flow, e) from None
         if on_start:
             on_start()
-        self.last_io = (len(request), None)  # read by the lane for the job's trace record
+        sent = len(request)
         try:
             answer = self.device.run(request)
-            self.last_io = (len(request), len(answer))
-            return decode_result(answer, compiled, self.quant)
         except DeviceFailure as e:
-            raise _failed(flow, e) from None
-        except JobError as e:
+            raise _failed(flow, e, (sent, None)) from None
+        io = (sent, len(answer))
+        try:
+            return Ran(decode_result(answer, compiled, self.quant), io)
+        except Refused as e:  # an answer that does not decode
             raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {self.device.where}: "
-                                           f"{e}", cause="malformed_response")) from None
+                                           f"{e}", cause="malformed_response"), io=io) from None
 
     def close(self) -> None:
         self.device.close()
@@ -102,7 +97,7 @@ class RoutedTarget:
         self.device.abort()
 
 
-def _failed(flow: str, e: DeviceFailure) -> TargetFailure:
+def _failed(flow: str, e: DeviceFailure, io: Io | None = None) -> TargetFailure:
     """A device's failure as the job's: ERUN, its cause the CDP code or transport name."""
     return TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {e.message}", cause=e.cause),
-                         e.code or "ERUN")
+                         e.code or "ERUN", io)

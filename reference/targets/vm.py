@@ -12,9 +12,9 @@ from bark_vm.wire.constants import FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNR
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
 
+from ..failures import DeviceFailure
 from . import bounds
-from .frame_pipe import FramePipe, PipeClosed, PipeTimeout
-from .target import DeviceFailure
+from .frame_pipe import FramePipe
 from .worker_errors import worker_error_text
 
 
@@ -114,10 +114,10 @@ class VmDevice:
         end = time.monotonic() + self.deadline_s
         try:
             self._pipe.write_frame(FRAME_MNPK, request, end)
-        except PipeClosed:
+        except DeviceFailure as e:
+            if e.kind == "timeout":
+                raise self._timed_out("read the job", self.deadline_s) from None
             raise self._died() from None
-        except PipeTimeout:
-            raise self._timed_out("read the job", self.deadline_s) from None
         kind, payload = self._read(end, "an answer", self.deadline_s)
         if kind == FRAME_MNRS:
             return payload
@@ -139,12 +139,12 @@ class VmDevice:
     def _read(self, end: float, what: str, waited_s: float) -> tuple[bytes, bytes]:
         try:
             return self._pipe.read_frame(end)
-        except PipeClosed as e:
-            if e.why:
-                raise self._break(f"{self.where} {e.why}") from None
+        except DeviceFailure as e:
+            if e.kind == "timeout":
+                raise self._timed_out(f"send {what}", waited_s) from None
+            if e.message:  # what cannot be a frame, said
+                raise self._break(f"{self.where} {e.message}") from None
             raise self._died() from None
-        except PipeTimeout:
-            raise self._timed_out(f"send {what}", waited_s) from None
 
     def _break(self, message: str, kind: str = "malformed_response") -> DeviceFailure:
         """A child that broke the protocol is killed; every later job fails the same way."""

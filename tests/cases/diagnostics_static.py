@@ -4,7 +4,7 @@ Each snippet follows HEADER (three lines), so its first line is line 4. `tests/t
 runs every row through `check_source` (parse, then lint when the parse had no error) and
 asserts the code fires at (line, col). Every static code has at least one row.
 """
-HEADER = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+from support.scripts import H0 as HEADER
 
 _FLOW_F = "calc::lambda_flow f(x) {{\n{}\n}} return y;\n"  # body lines at 5.., return at 6+
 

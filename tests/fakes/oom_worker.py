@@ -3,7 +3,7 @@ whose output is larger than the machine's memory does (issue 13, defect 1), so t
 does not need a machine with too little memory.
 
     python oom_worker.py serve [bark-worker options]"""
-from bark_vm import pipeline
+from bark_vm import request_handling
 from bark_vm.server import cli
 
 
@@ -11,6 +11,6 @@ def _out_of_memory(entries, dtype, status=0):
     raise MemoryError()
 
 
-pipeline.encode_result = _out_of_memory
+request_handling.encode_result = _out_of_memory
 if __name__ == "__main__":
     cli.main()

@@ -104,7 +104,7 @@ def test_a_power_cut_mid_job_then_a_reboot_serves_again(stick_copy, password, ac
     from maned import DeviceOverride, run
     from maned.lowering.fixtures import build_fixture
     from maned.io.cli_values import parse_value
-    from maned.pipeline.compile import compile_script
+    from maned.pipeline.intake import compile_script
 
     image = stick_copy(ALIAS, USER, password)
     m = Machine(image, "bios", accel).start()

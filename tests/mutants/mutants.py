@@ -1,5 +1,5 @@
 """Deliberately broken Bark workers (issue: conformance): the real worker with one defect
-each. `apply(name)` installs a defect into this process's executor or request pipeline;
+each. `apply(name)` installs a defect into this process's executor or request handling;
 `tests/mutants/worker.py NAME serve ...` runs bark-worker with it. Certification must fail
 every one, and its report must name the case that caught it."""
 import os
@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from bark_vm import pipeline
+from bark_vm import request_handling
 from bark_vm.executor import activation, elementwise, reduce, shape, table
 from bark_vm.server import endpoints, job_table
 from bark_vm.executor.ints import I32, I64, INT32_MIN, wrap32
@@ -148,14 +148,14 @@ def never_busy():
 
 def int8_wraps():
     """An output outside the int8 envelope wraps into it instead of failing the job."""
-    ranges, real = pipeline.DTYPE_RANGE, pipeline.encode_result
-    pipeline.DTYPE_RANGE = {d: (-2 ** 31, 2 ** 31 - 1) for d in ranges}
+    ranges, real = request_handling.DTYPE_RANGE, request_handling.encode_result
+    request_handling.DTYPE_RANGE = {d: (-2 ** 31, 2 ** 31 - 1) for d in ranges}
 
     def encode(entries, dtype):
         lo, hi = ranges[dtype]
         return real([(s, tuple((v - lo) % (hi - lo + 1) + lo for v in data))
                      for s, data in entries], dtype)
-    pipeline.encode_result = encode
+    request_handling.encode_result = encode
 
 
 def ready_early():

@@ -1,4 +1,4 @@
-"""The request pipeline every worker of ours runs (bark-vm over stdio, bark-worker over HTTP).
+"""The request handling every worker of ours runs (bark-vm over stdio, bark-worker over HTTP).
 
 `handle(raw, config)` follows wire-golden §6.1 [W15] exactly; the first failure is the
 answer, as a `WorkerError` carrying its CDP code:
@@ -12,8 +12,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from .wire.constants import (
-    DEFAULT_ABI, DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, PROGRAMS_KEPT, RF_SLOTS, WorkerError,
-)
+    DEFAULT_ABI, DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, MAX_RANK, PROGRAMS_KEPT, RF_SLOTS,
+    WorkerError)
 from .wire.envelope import (
     DTYPE_NAME, DTYPE_RANGE, ELEM_BYTES, Request, decode_request, encode_result,
 )
@@ -141,7 +141,7 @@ def _execute_request(request: Request, module: Module, max_job_memory: int) -> b
     for k, out in enumerate(outputs):
         arr = np.asarray(out)
         shape = tuple(int(d) for d in arr.shape)
-        if not 1 <= len(shape) <= 4 or 0 in shape:
+        if not 1 <= len(shape) <= MAX_RANK or 0 in shape:
             raise WorkerError("EXEC_FAILED", f"output {k} has shape {list(shape)}, which no "
                               "tensor entry can carry")
         if not lo <= int(arr.min()) <= int(arr.max()) <= hi:

@@ -1,9 +1,10 @@
-"""The front half every tool shares: a script's text checked (parse, lint, ML definitions,
-graphs) and its inputs loaded, `--in` values included. A refusal is an MnError carrying
-its diagnostics."""
+"""A script taken in by whatever runs it (maned.run, mnpk-gen, the conformance cases, the
+benchmarks): its file read, its text checked by `static_check` (an error refuses it) and its
+`--in` values parsed and matched against its names. A refusal is an MnError carrying its
+diagnostics."""
 import os
 
-from ..check import Checked, check
+from ..static_check import Checked, check
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import sort_diagnostics
 from ..io.cli_values import check_value

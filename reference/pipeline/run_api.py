@@ -2,8 +2,9 @@
 inputs, run the top-level statements and every planned definition on its target, write
 the out:: files, verify; every step's outcome lands in the Report, never in printed text."""
 import os
+from dataclasses import dataclass
 
-from ..check import build_statement
+from ..catalogue import OpContext
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import mask
@@ -11,24 +12,54 @@ from ..dispatch.device_specs import DeviceOverride, discovers
 from ..dispatch.fleet import Fleet
 from ..dispatch.plan import make_plan
 from ..dispatch.routing import resolve_routing, routed_aliases
-from ..dispatch.scheduler import Routing, Scheduler
+from ..dispatch.scheduler import Routing, RunResult, Scheduler, Workload
 from ..dispatch.trace import VERIFY, Trace
-from ..dispatch.verify import compare
-from ..interp.evaluate import FlowFailure, evaluate
+from ..dispatch.verify import Verdict, compare
+from ..failures import DeviceFailure, Refused
+from ..interp.evaluate import FAILED, evaluate
 from ..io.inputs import load_inputs
-from ..io.own_files import own_files, refuse_clash
 from ..io.outputs import Writes, makers, write_outputs
-from ..lang.labels import off_labels
-from .sweeps import sweep_note, sweeps
+from ..io.own_files import own_files, refuse_clash
 from ..lang import ast
+from ..lang.labels import off_labels
 from ..lang.names import suggest
 from ..lowering.compiled import Compiler
-from ..catalogue import OpContext
-from ..targets.discovery import Discovery, ProbeError, Probing
-from ..targets.target import DeviceFailure
-from .compile import check_input_names, compile_script, input_values, script_source
+from ..static_check import build_statement
+from ..targets.discovery import Discovery, Probing
+from .intake import check_input_names, compile_script, input_values, script_source
+from .sweeps import sweep_note, sweeps
 from .report import (STATUS_FIELDS, DiagnosticRecord, FlowOutputs, Note, OutFile, Report,
                      StatusBlock, Value)
+
+
+@dataclass(frozen=True)
+class Script:
+    """The script a run runs: its text, its path when it came from a file, and the folder
+    its csv()/model() paths (and, without --out-dir, its out:: paths) resolve in."""
+
+    text: str
+    path: str | None
+    folder: str
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a run was asked to do: `run()`'s keywords past the script, as given, but for
+    `out_dir` and `threads`, checked before any work. trace, progress and devices are the
+    caller's own objects, carried as they are."""
+
+    inputs: object               # `--in` values: (name, value) pairs or a mapping
+    flow: str | None             # `--flow`: run only this definition and what it needs
+    verify: bool                 # `--verify`: run the routed definitions again locally
+    threads: int                 # `--threads`: the local interpreter's pool width
+    require_vm: bool             # `--require-vm`: every routable flow to a device
+    trap_overflow: bool          # `--trap-overflow`: wrap is an error (local only)
+    out_dir: str | None          # `--out-dir`: an existing folder this process may write into
+    probing: Probing             # how `discover = true` blocks look for their workers
+    device: DeviceOverride | None  # `--device`: the one target of every routed job
+    devices: dict | None         # ready-made devices by alias, kept open by the caller
+    trace: object                # the trace sink: called with each job's records
+    progress: object             # the progress callback: called with each event
 
 
 class _Builder:
@@ -100,15 +131,26 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
     try:
         if script is not None:
             text, folder = script_source(script)
+            given = Script(text, os.fspath(script), folder)
         else:
-            text, folder = source, os.path.abspath(os.fspath(base_dir or os.getcwd()))
-        writes = Writes(folder, _out_dir(out_dir))
-        path = os.fspath(script) if script is not None else None
-        _run(b, text, path, folder, writes, inputs, flow, verify, threads, require_vm,
-             trap_overflow, trace, progress, devices, Discovery(probing or Probing()), device)
+            given = Script(source, None, os.path.abspath(os.fspath(base_dir or os.getcwd())))
+        checked_out_dir = _out_dir(out_dir)  # refused before --threads is looked at
+        options = RunOptions(inputs=inputs, flow=flow, verify=verify, threads=_threads(threads),
+                             require_vm=require_vm, trap_overflow=trap_overflow,
+                             out_dir=checked_out_dir, probing=probing or Probing(),
+                             device=device, devices=devices, trace=trace, progress=progress)
+        _run(b, given, options)
     except MnError as e:
         b.error(*e.diagnostics)
     return b.report()
+
+
+def _threads(threads) -> int:
+    """`--threads`, checked before any work: a whole number of 1 or more."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise MnError(Diagnostic("EUSAGE", f"--threads takes a whole number of 1 or more, not "
+                                 f"{threads!r}"))
+    return threads
 
 
 def _out_dir(out_dir) -> str | None:
@@ -134,17 +176,17 @@ def _unwritable(path: str) -> str | None:
     return None
 
 
-def _run(b: _Builder, text, script, folder, writes, inputs, flow, verify, threads, require_vm,
-         trap, sink, progress, devices, discovery, device) -> None:
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise MnError(Diagnostic("EUSAGE", f"--threads takes a whole number of 1 or more, not "
-                                 f"{threads!r}"))
-    checked = compile_script(text)
+def _run(b: _Builder, script: Script, options: RunOptions) -> None:
+    trap, sink = options.trap_overflow, options.trace
+    writes = Writes(script.folder, options.out_dir)
+    discovery = Discovery(options.probing)
+    checked = compile_script(script.text)
     program = checked.program
-    plan = make_plan(program, flow)
+    plan = make_plan(program, options.flow)
     compiler = Compiler()
-    routing = resolve_routing(program, plan, checked.graphs, checked.ml, require_vm, compiler,
-                              device.spec() if device is not None else None, discovery)
+    device = options.device.spec() if options.device is not None else None
+    routing = resolve_routing(program, plan, checked.graphs, checked.ml, options.require_vm,
+                              compiler, device, discovery)
     if trap and routing.any:
         raise MnError(Diagnostic("EUSAGE", "--trap-overflow runs on the local interpreter "
                                  "only; it cannot be combined with routing (@device or "
@@ -152,27 +194,28 @@ def _run(b: _Builder, text, script, folder, writes, inputs, flow, verify, thread
     if any(discovers(routing.devices[a]) for a in routed_aliases(routing)):
         try:
             discovery.resolve()  # a probe target that does not resolve stops the run here
-        except ProbeError as e:
+        except Refused as e:
             raise MnError(Diagnostic("EUSAGE", str(e))) from None
-    overrides = input_values(program, inputs)
+    overrides = input_values(program, options.inputs)
     check_input_names(program, overrides)
     if getattr(sink, "path", None) is not None:  # a trace file is none of the run's own
-        refuse_clash(sink.path, "--trace", own_files(program, script, overrides, folder, writes))
+        refuse_clash(sink.path, "--trace",
+                     own_files(program, script.path, overrides, script.folder, writes))
     fleet = Fleet(routing.devices, program.quant, trap=trap, compiler=compiler,
-                  devices=devices, discovery=discovery)
+                  devices=options.devices, discovery=discovery)
     fleet.spawn(routed_aliases(routing))  # D7: the children start while the run goes on
     try:
-        loaded = load_inputs(program, overrides, folder)
+        loaded = load_inputs(program, overrides, script.folder)
         for n in loaded.notes + _label_notes(program, loaded.values):
             b.note(n)
         b.prints = _top_level(program, loaded.values, OpContext(program.quant.quantres), trap)
         if hasattr(sink, "open"):  # a sink with an open() is opened here, as late as it can be
             sink.open()
-        b.trace = Trace(sink, progress)
+        b.trace = Trace(sink, options.progress)
         b.statuses, down = _status_blocks(program, fleet)
         b.error(*down)
-        result = Scheduler(program, plan, checked.graphs, checked.ml, loaded.values, routing,
-                           trap=trap, threads=threads, trace=b.trace, fleet=fleet).run()
+        work = Workload(program, plan, checked.graphs, checked.ml, loaded.values)
+        result = Scheduler(work, routing, fleet, threads=options.threads, trace=b.trace).run()
     except BaseException:
         fleet.abort()  # a refusal, or Ctrl-C, while children start: do not wait for them
         raise
@@ -193,17 +236,23 @@ def _run(b: _Builder, text, script, folder, writes, inputs, flow, verify, thread
         b.note(n)
     b.files = [OutFile(name, path) for name, path in written]
     b.error(*errors)
-    if verify and not result.errors and not errors:
-        routed = [n for n in plan.order if routing.flows.get(n) or routing.ml.get(n)]
-        if routed:
-            b.trace.phase(VERIFY, False)
-        local = Scheduler(program, plan, checked.graphs, checked.ml, loaded.values, Routing(),
-                          threads=threads).run() if routed else None
-        if routed:
-            b.trace.phase(VERIFY, True)
-        b.verify = compare([n for n in plan.printed if n in routed] or routed, result, local)
+    if options.verify and not result.errors and not errors:
+        b.verify = _verify(work, routing, result, options.threads, b.trace)
         if b.verify.status == "MISMATCH":
             b.extra_codes.append("ERUN")
+
+
+def _verify(work: Workload, routing: Routing, result: RunResult, threads: int,
+            trace: Trace) -> Verdict:
+    """`--verify`: the routed definitions run again, on the local interpreter alone, and
+    their printed outputs compared with the routed run's (SKIPPED when nothing was routed)."""
+    routed = [n for n in work.plan.order if routing.flows.get(n) or routing.ml.get(n)]
+    if not routed:
+        return compare(routed, result, None)
+    trace.phase(VERIFY, False)
+    local = Scheduler(work, Routing(), threads=threads).run()
+    trace.phase(VERIFY, True)
+    return compare([n for n in work.plan.printed if n in routed] or routed, result, local)
 
 
 def _status_blocks(program: ast.Program,
@@ -253,7 +302,7 @@ def _top_level(program: ast.Program, values: dict, ctx: OpContext, trap: bool) -
             continue
         try:
             got = evaluate(graph, {}, values, ctx, trap)
-        except FlowFailure as e:
+        except FAILED as e:
             pos = graph.flow.partition("@")[2]
             raise MnError(Diagnostic("ERUN", f"top-level statement at line {pos}: {e.message}"))
         if isinstance(item, ast.PrintStatement):

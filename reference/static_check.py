@@ -1,5 +1,7 @@
-"""The static front end both commands share (spec: "a lint-clean script cannot refuse at run
-time for a statically knowable reason"): parse, lint, then build every flow's graph (ELIMIT)."""
+"""The static check of a script's text, which maned-lint and maned-run both make (spec: "a
+lint-clean script cannot refuse at run time for a statically knowable reason"): parse, lint,
+check the ML definitions, then build every flow's graph (ELIMIT). `check(text)` returns every
+diagnostic found, warnings included; `pipeline.intake` turns its errors into a refusal."""
 from dataclasses import dataclass, field
 
 from bark_vm.wire.constants import DTYPE_INT8
@@ -8,7 +10,7 @@ from bark_vm.wire.envelope import DTYPE_RANGE, wire_dtype
 from .diagnostics import Diagnostic, MnError
 from .graph.build import build_flow, build_terms
 from .graph.flow_graph import FlowGraph
-from .interp.evaluate import FlowFailure, evaluate
+from .interp.evaluate import FAILED, evaluate
 from .lang import ast, limits
 from .lang.lint import lint
 from .lang.names import suggest
@@ -96,7 +98,7 @@ def int8_envelope(program: ast.Program, graphs: dict[str, FlowGraph]) -> list[Di
         inputs = {p: literal[p] for p in g.params}
         try:
             values = {**inputs, **evaluate(g, inputs, {}, OpContext(q.quantres))}
-        except FlowFailure:
+        except FAILED:
             continue
         bad = next(((name, v) for name, t in values.items() for v in t.data
                     if not lo <= v <= hi), None)
