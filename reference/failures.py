@@ -5,7 +5,8 @@ positioned diagnostics) these are all the exception classes of `maned`:
     Refused        refused before running: a flow that cannot be lowered, encoded or
                    pre-flighted, ML data unfit for its algorithm, a malformed probe target
     OpError        a trap in an op while running: a refused operand, an overflow trap
-    DeviceFailure  a device that could not answer: its CDP code, or a FailureKind
+    DeviceFailure  a device that could not answer: its CDP code, or a FailureKind (an
+                   answer that does not decode is malformed_response)
     TargetFailure  a job that ended without outputs, as its coded diagnostic
 
 Anything else that escapes is an internal bug. The kind of a failure travels as a field
@@ -56,6 +57,13 @@ class DeviceFailure(Exception):
     @property
     def cause(self) -> str | None:
         return self.code or self.kind
+
+
+def internal_error(flow: str, target: str, e: Exception) -> Diagnostic:
+    """A bug, or a device that lies in a way nothing above foresaw, met while running a job:
+    the job still gets its coded answer, naming the exception."""
+    return Diagnostic("ERUN", f"flow '{flow}': device '{target}': internal error "
+                      f"{type(e).__name__}: {e}")
 
 
 class TargetFailure(Exception):

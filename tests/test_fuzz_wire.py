@@ -20,7 +20,7 @@ from bark_vm.wire.envelope import decode_request, encode_request
 from maned.static_check import check
 from maned.cli import run as run_cli
 from maned.lowering.compiled import Compiler
-from maned.failures import Refused
+from maned.failures import DeviceFailure
 from maned.lowering.envelopes import decode_result
 from maned.tensor import Tensor
 
@@ -87,7 +87,7 @@ def test_the_ir_decoder_raises_only_worker_errors():
             fail("IR", n, ir, e)
 
 
-def test_the_clients_mnrs_decoder_raises_only_job_errors():
+def test_the_clients_mnrs_decoder_raises_only_device_failures():
     checked = check(LAYER.format(route=""))
     graph = checked.graphs["layer"]
     inputs = {p: Tensor((2, 2), (1, 2, 3, 4)) for p in graph.params}
@@ -99,8 +99,9 @@ def test_the_clients_mnrs_decoder_raises_only_job_errors():
         try:
             with deadline():
                 decode_result(raw, compiled, checked.program.quant)
-        except Refused:
-            pass
+        except DeviceFailure as e:
+            if e.kind != "malformed_response":
+                fail("MNRS", n, raw, e)
         except BaseException as e:
             fail("MNRS", n, raw, e)
 

@@ -5,7 +5,7 @@ import pytest
 from bark_vm.wire.ir import Instr
 from maned.static_check import check
 from maned.tensor import Tensor
-from maned.failures import Refused
+from maned.failures import DeviceFailure, Refused
 from maned.lowering.envelopes import decode_result, encode_job, job_quant
 from maned.lowering.lower import lower
 from maned.lowering.compiled import Compiler
@@ -194,15 +194,16 @@ def test_encode_job_promotes_rank0_and_refuses_int8_misfits():
 def test_decode_result_checks():
     g, _ = graph("x relu r =")
     compiled = Compiler().compile(g, 2, {"x": Tensor((1,), (1,))})
-    with pytest.raises(Refused, match="malformed"):
+    with pytest.raises(DeviceFailure, match="malformed") as e:
         decode_result(b"MNRS", compiled)
-    with pytest.raises(Refused, match="status 3"):
+    assert e.value.kind == "malformed_response"
+    with pytest.raises(DeviceFailure, match="status 3"):
         decode_result(encode_result([], 2, status=3), compiled)
-    with pytest.raises(Refused, match="returned 2 output"):
+    with pytest.raises(DeviceFailure, match="returned 2 output"):
         decode_result(encode_result([((1,), (1,))] * 2, 2), compiled)
     raw = bytearray(encode_result([((1,), (1,))], 2))
     raw[12] = 1
-    with pytest.raises(Refused, match="out of order"):
+    with pytest.raises(DeviceFailure, match="out of order"):
         decode_result(bytes(raw), compiled)
 
 

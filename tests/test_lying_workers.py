@@ -88,6 +88,24 @@ def test_an_exception_in_a_device_thread_answers_its_job(stub, maned_run, monkey
                    "[ERUN]\n")
 
 
+def test_an_exception_after_sending_still_records_what_travelled(stub, monkeypatch, tmp_path):
+    """The job's end record of such a fault keeps the bytes that were sent, and says none
+    came back, as for any failure after sending."""
+    stub.on("/api/status", (200, STATUS))
+    sent = []
+
+    def broken(self, request):
+        sent.append(len(request))
+        raise ZeroDivisionError("injected")
+    monkeypatch.setattr(CdpDevice, "run", broken)
+    records = []
+    report = maned.run(source=script(stub.port), base_dir=tmp_path, trace=records.append)
+    assert [d.code for d in report.diagnostics] == ["ERUN"]
+    end, = (r for r in records if r["event"] == "end")
+    assert (end["sent"], end["received"], end["error"]) == (sent[0], None, "ERUN")
+    assert sent[0] > 0
+
+
 def test_the_report_names_each_cause(stub, tmp_path):
     """The same failures as fields: what the device said or did, for a machine to act on."""
     stub.on("/api/status", (200, {**STATUS, "ir": 3}))

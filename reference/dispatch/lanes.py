@@ -16,9 +16,13 @@ from concurrent.futures import ProcessPoolExecutor
 from ..diagnostics import Diagnostic
 from ..diagnostics.printer import run_line
 from ..targets.local import PickledPrograms, evaluate_program, local_result
-from ..failures import TargetFailure
+from ..failures import TargetFailure, internal_error
 from .job import Job
 from .trace import Trace
+
+# The pool's processes are forked (their inherited pages untouched, see submit), and so
+# children of this one: what _terminate checks before it signals a pid.
+_FORK = multiprocessing.get_context("fork")
 
 
 def run_on(target, job: Job, trace: Trace):
@@ -39,8 +43,7 @@ def run_on(target, job: Job, trace: Trace):
                       io=f.io)
         return None, f.diagnostic
     except Exception as e:  # a bug or a lying device: the job still gets an answer
-        d = Diagnostic("ERUN", f"flow '{job.name}': device '{target.name}': internal error "
-                       f"{type(e).__name__}: {e}")
+        d = internal_error(job.name, target.name, e)
         if started:
             trace.end(job.name, target.name, "ERUN", message=run_line(d))
         return None, d
@@ -118,7 +121,10 @@ class PoolLane:
     def __init__(self, target, trace: Trace, report, threads: int):
         self.target, self.trace, self.report, self.threads = target, trace, report, threads
         self._pool: ProcessPoolExecutor | None = None
-        self._pids = multiprocessing.Array("i", threads)  # each pool process writes its own
+        # Each pool process writes its pid here as it starts, unless the lane is stopping,
+        # in which case it exits at once: abort() raises the flag, then ends those it finds.
+        self._pids = _FORK.Array("i", threads)
+        self._stopping = _FORK.Value("b", 0)
         self._programs = PickledPrograms()
         self._run_id = uuid.uuid4().hex  # a pool process's programs are this run's only
 
@@ -133,8 +139,9 @@ class PoolLane:
             # the pages they inherit.
             gc.freeze()
             try:
-                self._pool = ProcessPoolExecutor(max_workers=self.threads,
-                                                 initializer=_note_pid, initargs=(self._pids,))
+                self._pool = ProcessPoolExecutor(max_workers=self.threads, mp_context=_FORK,
+                                                 initializer=_note_pid,
+                                                 initargs=(self._pids, self._stopping))
                 future = self._pool.submit(*args)
             finally:
                 gc.unfreeze()
@@ -162,7 +169,10 @@ class PoolLane:
 
     def abort(self) -> None:
         if self._pool:
-            for pid in self._pids[:]:
+            self._stopping.value = 1
+            with self._pids.get_lock():
+                pids = self._pids[:]
+            for pid in pids:
                 if pid:
                     _terminate(pid)
             self._pool.shutdown(wait=False, cancel_futures=True)
@@ -171,12 +181,15 @@ class PoolLane:
         pass
 
 
-def _note_pid(pids) -> None:
-    """A pool process's first act: its pid in the slots the coordinator stops it by."""
+def _note_pid(pids, stopping) -> None:
+    """A pool process's first act: its pid in the slots the coordinator stops it by, or,
+    when the lane is already stopping, its end (abort() may have read the slots already)."""
     with pids.get_lock():
         free = [i for i, pid in enumerate(pids) if pid == 0]
         if free:
             pids[free[0]] = os.getpid()
+    if stopping.value:
+        os._exit(0)
 
 
 def _terminate(pid: int) -> None:

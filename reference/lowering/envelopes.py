@@ -12,7 +12,7 @@ from bark_vm.wire.envelope import (
     quant_block,
 )
 
-from ..failures import Refused
+from ..failures import DeviceFailure, Refused
 from ..tensor import Tensor, shape_text
 from .compiled import Compiled
 from .lower import Lowered
@@ -66,28 +66,32 @@ def _literal(t: Tensor) -> str:
 def decode_result(raw: bytes, compiled: Compiled, quant=None) -> dict[str, Tensor]:
     """The outputs of an MNRS, by name in return order; a `[1]` turns back into rank-0 where
     the compiled record says the local result is (R5). With `quant`, every entry must carry
-    the request's dtype ([W13]). A Refused says what is wrong with the answer; the caller
-    names the job and the device."""
+    the request's dtype ([W13]). A DeviceFailure (malformed_response) says what is wrong
+    with the answer; the caller names the job and the device."""
     g = compiled.graph
     names = [name for name, _ in g.outputs]
     dtype = job_quant(quant).dtype if quant is not None else None
     try:
         result = decode_mnrs(raw, dtype, dense=False)
     except WorkerError as e:
-        raise Refused(f"malformed MNRS response: {e.detail}") from None
+        raise _malformed(f"malformed MNRS response: {e.detail}") from None
     if result.status != 0:
-        raise Refused(f"the worker reported status {result.status} (nonzero = execution "
-                       "error)")
+        raise _malformed(f"the worker reported status {result.status} (nonzero = execution "
+                         "error)")
     if len(result.entries) != len(names):
-        raise Refused(f"the worker returned {len(result.entries)} output tensor(s), expected "
-                       f"{len(names)}")
+        raise _malformed(f"the worker returned {len(result.entries)} output tensor(s), "
+                         f"expected {len(names)}")
     if result.indexes != tuple(range(len(names))):
-        raise Refused(f"the worker's output table is out of order (indexes "
-                       f"{list(result.indexes)})")
+        raise _malformed(f"the worker's output table is out of order (indexes "
+                         f"{list(result.indexes)})")
     out = {}
     for name, (shape, data), r0 in zip(names, result.entries, compiled.rank0):
         out[name] = Tensor((), data) if r0 and shape == (1,) else Tensor(shape, data)
     return out
+
+
+def _malformed(text: str) -> DeviceFailure:
+    return DeviceFailure(text, kind="malformed_response")
 
 
 def result_entries(lowered: Lowered, values: dict[str, Tensor]) -> list[tuple]:

@@ -184,4 +184,4 @@ def _reshape_fields(f: str, p: dict) -> tuple[int, int, int, int]:
         raise Refused(f"flow '{f}': op 'reshape' target has {len(dims)} dims, not "
                       f"1..{MAX_RANK}")
     dims = tuple(_int(f, "reshape", "shape", d, 1, MAX_DIM) for d in dims)
-    return tuple(dims) + (ABSENT_DIM,) * (4 - len(dims))
+    return tuple(dims) + (ABSENT_DIM,) * (MAX_RANK - len(dims))

@@ -5,11 +5,6 @@ from importlib import import_module
 from ..ml_catalogue import algorithm
 
 
-def param_count(algo: str) -> int:
-    """How many parameters its definition takes: (X, y), (X) or (O)."""
-    return len(algorithm(algo).params)
-
-
 def is_tier_a(algo: str) -> bool:
     return algorithm(algo).tier == "A"
 

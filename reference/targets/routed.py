@@ -8,7 +8,7 @@ from ..diagnostics import Diagnostic
 from ..graph.flow_graph import FlowGraph
 from ..lang.ast import Quant
 from ..lowering.compiled import Compiler
-from ..failures import DeviceFailure, Refused, TargetFailure
+from ..failures import DeviceFailure, Refused, TargetFailure, internal_error
 from ..lowering.envelopes import decode_result, encode_job
 from ..tensor import Tensor
 from .preflight import preflight
@@ -83,12 +83,16 @@ class RoutedTarget:
             answer = self.device.run(request)
         except DeviceFailure as e:
             raise _failed(flow, e, (sent, None)) from None
+        except Exception as e:  # a bug, or a device lying past what was foreseen
+            raise TargetFailure(internal_error(flow, self.name, e), io=(sent, None)) from None
         io = (sent, len(answer))
         try:
             return Ran(decode_result(answer, compiled, self.quant), io)
-        except Refused as e:  # an answer that does not decode
+        except DeviceFailure as e:  # an answer that does not decode
             raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {self.device.where}: "
-                                           f"{e}", cause="malformed_response"), io=io) from None
+                                           f"{e}", cause=e.kind), io=io) from None
+        except Exception as e:
+            raise TargetFailure(internal_error(flow, self.name, e), io=io) from None
 
     def close(self) -> None:
         self.device.close()

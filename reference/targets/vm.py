@@ -142,7 +142,7 @@ class VmDevice:
         except DeviceFailure as e:
             if e.kind == "timeout":
                 raise self._timed_out(f"send {what}", waited_s) from None
-            if e.message:  # what cannot be a frame, said
+            if e.kind == "malformed_response":  # what cannot be a frame, said
                 raise self._break(f"{self.where} {e.message}") from None
             raise self._died() from None
 
