@@ -81,6 +81,18 @@ def metg_efficiency(figures, meta):
                     f"A routed job's efficiency ({meta['date']})"), False)
 
 
+def fleet_efficiency(figures, meta):
+    points = _values(figures, r"fleet/h(\d+)/x(\d+)/efficiency")
+    named = {(f"{hold} ms rounds", n): v for (hold, n), v in points.items()}
+    fig = _series(named, (1.0, "ideal (every worker busy all the time)"),
+                  ("workers (a simulated fleet: each holds a round to its round time)",
+                   "efficiency: ideal / measured",
+                   f"A sweep over a simulated fleet ({meta['date']}, {meta['cores']} cores)"),
+                  False)
+    fig.axes[0].set_ylim(0, 1.05)
+    return fig
+
+
 # name -> (the figures it plots, drawn only when this run has one of them; how to draw it)
 PLOTS = {
     "chain_ratio": (r"chain/\w+/\d+", lambda f, meta, _: chain_ratio(f, meta)),
@@ -88,6 +100,8 @@ PLOTS = {
     "round_stages": (r"rounds/(stage/\w+|(vm|http)/(transit|scheduler))",
                      lambda f, meta, _: round_stages(f, meta)),
     "metg_efficiency": (r"metg/\w+/efficiency/\d+", lambda f, meta, _: metg_efficiency(f, meta)),
+    "fleet_efficiency": (r"fleet/h\d+/x\d+/efficiency",
+                         lambda f, meta, _: fleet_efficiency(f, meta)),
 }
 
 

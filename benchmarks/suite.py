@@ -6,11 +6,11 @@ import platform
 
 from bark_vm.blas import BLAS_THREADS
 
-from . import BLAS_PINNED_IN_TIME, chains, kernels, metg, roundtrip, stages, sweeps
+from . import BLAS_PINNED_IN_TIME, chains, fleet, kernels, metg, roundtrip, stages, sweeps
 
 FAMILIES = {"roundtrip": roundtrip.measure, "rounds": stages.measure,
             "chain": chains.measure, "sweep": sweeps.measure, "kernel": kernels.measure,
-            "metg": metg.measure}
+            "metg": metg.measure, "fleet": fleet.measure}
 SCALES = ("smoke", "full")
 
 

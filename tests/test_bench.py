@@ -71,7 +71,8 @@ def test_the_results_folder_holds_json_markdown_and_readable_plots(smoke, tmp_pa
         if p.suffix == ".png":
             assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 10_000
     for fig in (plots.chain_ratio(smoke, meta), plots.sweep_speedup(smoke, meta, 2.0),
-                plots.round_stages(smoke, meta), plots.metg_efficiency(smoke, meta)):
+                plots.round_stages(smoke, meta), plots.metg_efficiency(smoke, meta),
+                plots.fleet_efficiency(smoke, meta)):
         ax = fig.axes[0]
         assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
         assert ax.get_legend() is not None and ax.has_data()

@@ -126,3 +126,29 @@ def test_server_package_does_not_import_maned():
             "assert not bad, bad\n")
     p = run([sys.executable, "-c", code], timeout=30, cwd="/")
     assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.parametrize("value", ["-1", "1.5", "ten", "60001", ""])
+def test_a_hold_that_is_not_whole_milliseconds_is_refused(value):
+    """--hold-ms (benchmarks: a slower machine elsewhere) takes 0..60000 whole milliseconds;
+    anything else is a usage error before the worker listens."""
+    code, err = refusal("--hold-ms", value)
+    assert code == 2
+    assert "--hold-ms" in err and "not a whole number of milliseconds from 0 to 60000" in err
+
+
+def test_a_held_job_sleeps_out_what_its_execution_left_of_the_hold(monkeypatch):
+    """The hold is measured from the job's start on the executor: what the execution took
+    is not slept again, and a job slower than the hold is not held at all."""
+    from bark_vm.server import endpoints
+    from bark_vm.server.auth import Authenticator
+    now, slept = [100.0], []
+    worker = endpoints.Endpoints(endpoints.default_config("bark", 2, 1 << 20),
+                                 Authenticator(USER, PASSWORD, 60), clock=lambda: now[0],
+                                 hold_s=0.5)
+    monkeypatch.setattr(endpoints.time, "sleep", slept.append)
+    now[0] = 100.25  # the job ran a quarter of a second: a quarter is left to sleep
+    worker._hold(100.0)
+    now[0] = 100.75  # the job ran past the hold: no sleep
+    worker._hold(100.0)
+    assert slept == [0.25]

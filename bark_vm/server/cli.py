@@ -2,7 +2,7 @@
 
     bark-worker serve [--host 127.0.0.1] [--port 4780] [--abi 1|2] [--max-payload N]
                       [--lockout-seconds N] [--io-timeout SECONDS] [--head-timeout SECONDS]
-                      [--discovery-port 4781] [--advertise-port N]
+                      [--discovery-port 4781] [--advertise-port N] [--hold-ms MS]
 
 Identity from the environment: BARK_ALIAS (default "bark"), BARK_USER and BARK_PASS (both
 required; the worker refuses to start, exit 2, without them; BARK_PASS_FILE names a file
@@ -28,6 +28,7 @@ from ..wire.constants import (
 from .. import job_memory
 from ..version import version_text
 from ..wire.alias import ALIAS_MAX, is_alias
+from ..wire.digits import whole_number
 from ..wire.login import LOGIN_BODY_MAX, PASS_FILE_MAX, fits, password_of_file
 from . import http
 from .auth import Authenticator
@@ -87,7 +88,24 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--advertise-port", type=int, default=None, metavar="N",
                    help="the HTTP port discovery replies give (default: the port listened "
                    "on; set it for a worker behind a published or NATed port)")
+    s.add_argument("--hold-ms", type=_hold_ms, default=0.0, metavar="MS", dest="hold_s",
+                   help="for benchmarks: every job takes at least MS milliseconds, what its "
+                   "execution leaves of them slept, so the worker stands for a slower machine "
+                   "elsewhere without using this one's CPU (default 0: off; at most "
+                   f"{HOLD_MS_MAX})")
     return p
+
+
+HOLD_MS_MAX = 60_000
+
+
+def _hold_ms(text: str) -> float:
+    """--hold-ms: a whole number of milliseconds, 0 to HOLD_MS_MAX."""
+    value = whole_number(text, 0, HOLD_MS_MAX)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"not a whole number of milliseconds from 0 to "
+                                         f"{HOLD_MS_MAX}")
+    return value / 1000
 
 
 def _say(text: str) -> None:
@@ -203,7 +221,8 @@ def serve(args, env) -> int:
     import bark_vm.executor  # noqa: F401  (numpy and the op table loaded before the first job)
 
     worker = Endpoints(config, Authenticator(user, password, args.lockout_seconds),
-                    io_timeout=args.io_timeout, log=_say, head_timeout=args.head_timeout)
+                    io_timeout=args.io_timeout, log=_say, head_timeout=args.head_timeout,
+                    hold_s=args.hold_s)
     del password
     signal.signal(signal.SIGTERM, _raise_stop)
     signal.signal(signal.SIGINT, _raise_stop)

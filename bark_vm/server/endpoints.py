@@ -54,8 +54,11 @@ ROUTES = {
 class Endpoints:
     def __init__(self, config: WorkerConfig, auth: Authenticator,
                  io_timeout: float = http.IO_TIMEOUT_S, log=None, clock=time.monotonic,
-                 head_timeout: float = http.HEAD_TIMEOUT_S):
+                 head_timeout: float = http.HEAD_TIMEOUT_S, hold_s: float = 0.0):
+        """hold_s: every job takes at least this long on the executor, the rest slept (a
+        benchmark's slower machine elsewhere, costing this one no CPU; 0 = off)."""
         self.config, self.auth, self.io_timeout = config, auth, io_timeout
+        self.hold_s = hold_s
         # the head is short and sent at once: its bound is the shorter (a half-sent head
         # must not hold the one listener for a whole body's time)
         self.head_timeout = min(head_timeout, io_timeout)
@@ -196,6 +199,7 @@ class Endpoints:
     def _run_sync(self, sock: socket.socket, request, module) -> None:
         """Every sync job is answered and counted, whatever went wrong in it."""
         self._count(sync_waiting=-1)
+        began = self._clock()
         try:
             answer = http.response(200, execute_request(request, module,
                                                         self.config.max_job_memory), MNRS_TYPE)
@@ -205,6 +209,7 @@ class Endpoints:
         except Exception as e:  # MemoryError building the answer, or a bug: still an answer
             self.log(f"sync job -> EXEC_FAILED: {type(e).__name__}")
             answer = http.error_response(WorkerError("EXEC_FAILED", type(e).__name__))
+        self._hold(began)
         self._count(jobs_done=1)
         self._answer(sock, answer)
 
@@ -212,6 +217,7 @@ class Endpoints:
         payload = self.jobs.start(job_id)
         if payload is None:  # cancelled while queued
             return
+        began = self._clock()
         result, error = None, None
         try:
             result = execute_request(*check_request(payload, self.config),
@@ -221,8 +227,16 @@ class Endpoints:
             error = e
         except Exception as e:
             error = WorkerError("EXEC_FAILED", type(e).__name__)
+        self._hold(began)
         self._count(jobs_done=1)  # before the state changes, so a poll never sees it lag
         self.jobs.finish(job_id, result=result, error=error)
+
+
+    def _hold(self, began: float) -> None:
+        """With a hold (benchmarks): sleep out what is left of it since the job began."""
+        left = began + self.hold_s - self._clock()
+        if left > 0:
+            time.sleep(left)
 
 
 class _Conn:

@@ -71,6 +71,14 @@ class SerialLane:
                 return
         self.report(job, None, self._stopped(job))
 
+    def _queue(self, job: Job) -> None:
+        """A chain's next job, from this lane's own thread: queued here unless stopping."""
+        with self._cond:
+            if not self._closed:
+                heapq.heappush(self._heap, job)
+                return
+        self.report(job, None, self._stopped(job))
+
     def _stopped(self, job: Job) -> Diagnostic:
         return Diagnostic("ERUN", f"flow '{job.name}': device '{self.target.name}': its queue "
                           "stopped")
@@ -103,7 +111,12 @@ class SerialLane:
                     if not self._heap:
                         return
                     job = heapq.heappop(self._heap)
-                self.report(job, *run_on(self.target, job, self.trace))
+                outputs, error = run_on(self.target, job, self.trace)
+                followed, error = _follow(job, outputs, error)
+                if followed is None:
+                    self.report(job, outputs, error)
+                else:
+                    self._queue(followed)
                 job = None
         finally:
             # Only a BaseException gets here with work left: answer it rather than leave the
@@ -161,7 +174,11 @@ class PoolLane:
             outputs, error, code = None, f.diagnostic, f.trace_code
         self.trace.end(job.name, self.target.name, code, outputs,
                        run_line(error) if error is not None else None)
-        self.report(job, outputs, error)
+        followed, error = _follow(job, outputs, error)
+        if followed is None:
+            self.report(job, outputs, error)
+        else:
+            self.submit(followed)
 
     def close(self) -> None:
         if self._pool:
@@ -179,6 +196,17 @@ class PoolLane:
 
     def join(self, timeout: float) -> None:
         pass
+
+
+def _follow(job: Job, outputs, error) -> tuple[Job | None, Diagnostic | None]:
+    """(the job continuing this one's chain on its lane, or None; the error to report). A
+    follow that fails is the job's internal error, reported like any other."""
+    if error is not None or job.follow is None:
+        return None, error
+    try:
+        return job.follow(outputs), None
+    except Exception as e:
+        return None, internal_error(job.name, job.target, e)
 
 
 def _note_pid(pids, stopping) -> None:

@@ -107,7 +107,7 @@ class MlRun:
         self.extras: list[list] = [[] for _ in self.configs]
         self.left = len(self.configs)
         for i in range(len(self.configs)):
-            self._submit_round(i, 0)
+            self.submit(self._round_job(i, 0))
         self._prepare_rounds()
 
     def _steps(self, i: int, start, cfg: dict) -> int:
@@ -145,26 +145,35 @@ class MlRun:
     def _target(self, i: int) -> str:
         return self.aliases[i % len(self.aliases)] if self.aliases else LOCAL
 
-    def _submit_round(self, i: int, r: int) -> None:
+    def _round_job(self, i: int, r: int) -> Job:
+        """Round r of configuration i. Its chain goes on from the lane that runs it
+        (`follow`); the scheduler hears of the chain again at its end or its failure."""
         first, count = self.spans[i][r]
         graph = self.graphs.build(i, self.starts[i], self.configs[i], first, count, r)
-        name = graph.flow
-        self.submit(Job(key=(self.level + r + 1, self.position, i, r), name=name, graph=graph,
-                        inputs={**self.starts[i].constants, **self.states[i]},
-                        target=self._target(i), round_flow=True,
-                        done=lambda out, err: self._round_done(i, r, graph, out, err)))
+        return Job(key=(self.level + r + 1, self.position, i, r), name=graph.flow, graph=graph,
+                   inputs={**self.starts[i].constants, **self.states[i]},
+                   target=self._target(i), round_flow=True,
+                   follow=lambda outputs: self._next_round(i, r, graph, outputs),
+                   done=lambda outputs, error: self._chain_done(error))
 
-    def _round_done(self, i: int, r: int, graph, outputs, error) -> None:
+    def _next_round(self, i: int, r: int, graph, outputs) -> Job | None:
+        """On the lane that ran round r of configuration i: its outputs become the chain's
+        state, and round r + 1 is the job that lane runs next (None: the chain's last round
+        ran, or the definition has already failed)."""
+        if self.failed:
+            return None
+        state = self.starts[i].state
+        self.states[i] = {k: outputs[k] for k in state}
+        self.extras[i].extend(outputs[n] for n, _ in graph.outputs if n not in state)
+        return self._round_job(i, r + 1) if r + 1 < len(self.spans[i]) else None
+
+    def _chain_done(self, error) -> None:
+        """On the scheduler's thread: a chain's last round ran, or one of its rounds failed."""
         if self.failed:
             return
         if error is not None:
             self.failed = True
             return self.finish(None, error)
-        self.states[i] = {k: outputs[k] for k in self.starts[i].state}
-        self.extras[i].extend(outputs[n] for n, _ in graph.outputs
-                              if n not in self.starts[i].state)
-        if r + 1 < len(self.spans[i]):
-            return self._submit_round(i, r + 1)
         self.left -= 1
         if self.left == 0:
             self._epilogue()

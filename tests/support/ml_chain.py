@@ -1,9 +1,12 @@
 """One Tier A configuration trained on the local interpreter by the scheduler's own runner of
-a definition (dispatch/ml_run.MlRun: the init, the chain of rounds, the epilogue), with no
-script, plan or scheduler around it: each round job runs on a LocalTarget as soon as it is
-submitted. `per_round` forces the steps a round holds (to show chunking changes no number)."""
+a definition (dispatch/ml_run.MlRun: the init, the chain of rounds, the epilogue) and a real
+lane, with no script, plan or scheduler around them: the round jobs run on a LocalTarget's
+serial lane, which continues the chain itself, as in a run. `per_round` forces the steps a
+round holds (to show chunking changes no number)."""
+import queue
 from maned.catalogue import OpContext
 from maned.diagnostics import Pos
+from maned.dispatch.lanes import SerialLane
 from maned.dispatch.ml_run import MlDefinition, MlRun, Placement
 from maned.dispatch.trace import Trace
 from maned.interp.evaluate import evaluate
@@ -12,6 +15,8 @@ from maned.ml.algorithms import is_tier_a, module_for
 from maned.ml_catalogue import TRAINED
 from maned.targets.local import LocalTarget
 from maned.tensor import Tensor
+
+from gates import HANG_GUARD_S
 
 AT = Pos(1, 1)
 HERE = Placement(aliases=(), level=0, position=0)  # every job on the local interpreter
@@ -28,14 +33,28 @@ class _Forced(MlRun):
         return self.per_round or super()._steps(i, start, cfg)
 
 
-class _Queue:
-    """The coordinator an MlRun submits to: its jobs wait here, nothing is compiled ahead."""
+class _Coordinator:
+    """What an MlRun submits to, as the scheduler does: each job to the local interpreter's
+    serial lane, its answer back here to be handed to the job; nothing is compiled ahead."""
 
-    def __init__(self):
-        self.trace, self.jobs = Trace(), []
+    def __init__(self, q: int):
+        self.trace, self.answers, self.in_flight = Trace(), queue.Queue(), 0
+        self.lane = SerialLane(LocalTarget(q), self.trace,
+                               lambda job, out, err: self.answers.put((job, out, err)))
 
     def submit(self, job) -> None:
-        self.jobs.append(job)
+        self.in_flight += 1
+        self.lane.submit(job)
+
+    def run(self) -> None:
+        """Until every submitted job (a chain counts once) has been answered."""
+        try:
+            while self.in_flight:
+                job, outputs, error = self.answers.get(timeout=HANG_GUARD_S)
+                self.in_flight -= 1
+                job.done(outputs, error)
+        finally:
+            self.lane.close()
 
     def prepare(self, target, graph, inputs) -> None:
         pass
@@ -56,17 +75,14 @@ def train_local(module, X: Tensor, y: Tensor | None, cfg: dict, q: int,
     d = ast.MLDef(AT, algorithm_of(module), "fit",
                   tuple(ast.Param(AT, name) for name in inputs), (), (),
                   (ast.Target(AT, "model"), ast.Target(AT, "second")))
-    queue, result = _Queue(), {}
+    coordinator, result = _Coordinator(q), {}
 
     def finish(outputs, error):
         if error is not None:
             raise AssertionError(error)
         result.update(outputs)
-    _Forced(per_round, MlDefinition(d, (cfg,), q), inputs, HERE, queue, finish).start()
-    target = LocalTarget(q)
-    while queue.jobs:
-        job = queue.jobs.pop(0)
-        job.done(target.run(job.graph, job.inputs, job.globals, job.round_flow).outputs, None)
+    _Forced(per_round, MlDefinition(d, (cfg,), q), inputs, HERE, coordinator, finish).start()
+    coordinator.run()
     return result["model"], result["second"]
 
 
