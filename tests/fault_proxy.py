@@ -1,6 +1,9 @@
 """A loopback TCP proxy between the client and a worker that injects faults (issue 13):
 each connection carries one HTTP request; a fault aimed at that request ("METHOD /path"
-prefix) changes what happens to it, any other request is relayed byte for byte.
+prefix) changes what happens to it, any other request is relayed byte for byte, but for
+its `Connection: keep-alive`, which the proxy takes out: the worker answers `Connection:
+close` and closes, as a middlebox that does not keep connections makes any worker do (the
+client must keep working with it).
 
 Faults (KINDS): `delay` holds the worker's answer `seconds`; `reset` answers the request
 with a TCP reset, never forwarding it; `truncate` passes the first `keep` bytes of the
@@ -145,9 +148,13 @@ class FaultProxy:
             _close(client)
 
     def _exchange(self, request: bytes, half_close: bool) -> bytes:
-        """The request to the worker and its whole answer (it closes after each one)."""
+        """The request to the worker, without keep-alive, and its whole answer (the worker
+        closes after it)."""
+        head, sep, body = request.partition(b"\r\n\r\n")
+        head = b"\r\n".join(line for line in head.split(b"\r\n")
+                             if line.lower() != b"connection: keep-alive")
         with socket.create_connection(self.upstream, IO_GUARD_S) as worker:
-            worker.sendall(request)
+            worker.sendall(head + sep + body)
             if half_close:
                 worker.shutdown(socket.SHUT_WR)
             parts = []

@@ -123,18 +123,32 @@ def _raise_stop(signum, frame):
 def _accept_loop(listener: socket.socket, worker: Endpoints) -> None:
     """Serve connections one at a time until a signal handler raises _Stop. A signal may be
     delivered to any thread (the executor's, numpy's), which leaves a blocking accept() in
-    this one asleep; so this thread waits on the listener and the signal wakeup fd together."""
+    this one asleep; so this thread waits on the listener and the signal wakeup fd together.
+
+    Kept-alive connections (a client that asked for them) wait here too, idle, each until
+    its next request, at most KEEP_ALIVE_IDLE_S; as soon as another client waits on the
+    listener every idle one is closed and the newcomer served, so keep-alive never starves
+    a client of this one-connection worker (R18)."""
     wake_r, wake_w = socket.socketpair()
     wake_w.setblocking(False)
     listener.setblocking(False)
     refused = 0
+    idle: dict[socket.socket, float] = {}  # kept-alive connection -> when it is closed
     signal.set_wakeup_fd(wake_w.fileno(), warn_on_full_buffer=False)
     try:
         while True:
-            ready, _, _ = select.select([listener, wake_r], [], [])
+            wait = max(0.0, min(idle.values()) - time.monotonic()) if idle else None
+            ready, _, _ = select.select([listener, wake_r, worker.returns, *idle], [], [],
+                                        wait)
             if wake_r in ready:
                 wake_r.recv(64)  # the handler runs (and raises _Stop) right after this
+            if worker.returns in ready:
+                for sock in worker.take_returned():
+                    idle[sock] = time.monotonic() + http.KEEP_ALIVE_IDLE_S
             if listener in ready:
+                for sock in idle:  # another client waits: no idle connection holds the worker
+                    http.close(sock)
+                idle.clear()
                 try:
                     sock, _ = listener.accept()
                 except (BlockingIOError, ConnectionAbortedError):
@@ -144,11 +158,42 @@ def _accept_loop(listener: socket.socket, worker: Endpoints) -> None:
                     continue
                 refused = 0
                 sock.setblocking(True)
-                worker.serve_connection(sock)
+                _keep(idle, worker.serve_connection(sock))
+                continue
+            sock = next((s for s in ready if s in idle), None)
+            if sock is not None:  # a kept-alive client's next request, or its close
+                del idle[sock]
+                _keep(idle, _serve_kept(worker, sock))
+            now = time.monotonic()
+            for sock in [s for s, until in idle.items() if until <= now]:
+                del idle[sock]
+                http.close(sock)
     finally:
         signal.set_wakeup_fd(-1)
         wake_r.close()
         wake_w.close()
+        for sock in idle:
+            http.close(sock)
+
+
+def _keep(idle: dict, sock: socket.socket | None) -> None:
+    if sock is not None:
+        idle[sock] = time.monotonic() + http.KEEP_ALIVE_IDLE_S
+
+
+def _serve_kept(worker: Endpoints, sock: socket.socket) -> socket.socket | None:
+    """A kept-alive connection that became readable: its next request is served; a client
+    that closed it (nothing to read) is closed quietly, without the cut-off log line."""
+    try:
+        sock.setblocking(False)
+        waiting = sock.recv(1, socket.MSG_PEEK)
+    except OSError:
+        waiting = b""
+    if not waiting:
+        http.close(sock)
+        return None
+    sock.setblocking(True)
+    return worker.serve_connection(sock)
 
 
 def _accept_failed(worker: Endpoints, error: OSError, refused: int) -> int:

@@ -19,8 +19,11 @@ A sync execute is checked (steps 2-6 of wire-golden §6.1) here, then its socket
 the executor thread, which writes the MNRS or the error when the job has run. An async
 submit is answered 202 once its body is read; the executor runs the whole pipeline, so
 a bad envelope shows up as the job's error. Every answer is one write and closes the
-connection.
+connection, but a 2xx answer to a client that asked for keep-alive (its body read): that
+connection goes back to the accept loop (`serve_connection` returns it, or the executor
+hands it back through `take_returned`), which closes it as soon as another client waits.
 """
+import queue
 import socket
 import threading
 import time
@@ -70,6 +73,12 @@ class Endpoints:
         self.requests = self.jobs_sync = self.jobs_async = self.jobs_done = 0
         self.sync_waiting = 0  # sync requests handed to the executor, not yet started
         self.runner = Runner(log=self.log)
+        # kept-alive connections the executor has answered, back to the accept loop, which
+        # is woken by a byte on `returns`
+        self._returned: queue.SimpleQueue = queue.SimpleQueue()
+        self.returns, self._returns_w = socket.socketpair()
+        self.returns.setblocking(False)
+        self._returns_w.setblocking(False)
 
     def log(self, text: str) -> None:
         if self._log_fn is not None:
@@ -88,7 +97,9 @@ class Endpoints:
                                        jobs_running=self.jobs.occupied(), **counters)
 
     # --- one connection ---------------------------------------------------------------------
-    def serve_connection(self, sock: socket.socket) -> None:
+    def serve_connection(self, sock: socket.socket) -> socket.socket | None:
+        """Answer one request; the socket when it stays open for the client's next one,
+        else None (closed, or handed to the executor)."""
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = _Conn(sock)
         try:
@@ -101,7 +112,7 @@ class Endpoints:
             except http.Stalled as e:
                 self.log(f"connection cut off: {e}")
                 http.close(sock)
-                return
+                return None
             except Exception as e:  # never let one request take the listener down
                 self.log(f"internal error: {type(e).__name__}")
                 answer = http.error_response(WorkerError("EXEC_FAILED", "internal worker error"))
@@ -109,13 +120,30 @@ class Endpoints:
             http.close(sock)
             raise
         if answer is HANDED_OFF:
-            return
-        self._answer(sock, answer, drain=conn.unread_body())
+            return None
+        return self._answer(sock, answer, drain=conn.unread_body(), keep=conn.keep())
 
-    def _answer(self, sock: socket.socket, data: bytes, drain: bool = False) -> None:
-        http.send(sock, data, self.io_timeout)
+    def _answer(self, sock: socket.socket, data: bytes, drain: bool = False,
+                keep: bool = False) -> socket.socket | None:
+        """Write the answer; then close, or (a 2xx answer to a keep-alive request) keep."""
+        keep = keep and not drain and data.startswith(b"HTTP/1.1 2")
+        sent = http.send(sock, http.kept_alive(data) if keep else data, self.io_timeout)
         self._count(requests=1)  # counted once written, before the connection is closed
+        if keep and sent:
+            return sock
         http.close(sock, drain=drain)
+        return None
+
+    def take_returned(self) -> list[socket.socket]:
+        """The kept-alive connections the executor has answered since the last call."""
+        try:
+            self.returns.recv(4096)
+        except BlockingIOError:
+            pass
+        kept = []
+        while not self._returned.empty():
+            kept.append(self._returned.get())
+        return kept
 
     def _log_refusal(self, conn: "_Conn", e: WorkerError) -> None:
         r = conn.request
@@ -178,7 +206,8 @@ class Endpoints:
                                   "waiting for the executor; retry later")
             request, module = check_request(conn.body(self), self.config)
             self._count(jobs_sync=1, sync_waiting=1)
-            self.runner.submit(lambda: self._run_sync(conn.sock, request, module))
+            keep = conn.keep()
+            self.runner.submit(lambda: self._run_sync(conn.sock, request, module, keep))
             return HANDED_OFF
         self.jobs.check_free()
         job = self.jobs.submit(conn.body(self))
@@ -196,7 +225,7 @@ class Endpoints:
         return http.json_response(200, self.jobs.cancel(conn.job_id()))
 
     # --- the executor thread's side -----------------------------------------------------------
-    def _run_sync(self, sock: socket.socket, request, module) -> None:
+    def _run_sync(self, sock: socket.socket, request, module, keep: bool = False) -> None:
         """Every sync job is answered and counted, whatever went wrong in it."""
         self._count(sync_waiting=-1)
         began = self._clock()
@@ -211,7 +240,12 @@ class Endpoints:
             answer = http.error_response(WorkerError("EXEC_FAILED", type(e).__name__))
         self._hold(began)
         self._count(jobs_done=1)
-        self._answer(sock, answer)
+        if self._answer(sock, answer, keep=keep) is not None:
+            self._returned.put(sock)  # the accept loop takes it back as an idle connection
+            try:
+                self._returns_w.send(b"k")
+            except BlockingIOError:
+                pass  # the loop has bytes to wake on already
 
     def _run_async(self, job_id: int) -> None:
         payload = self.jobs.start(job_id)
@@ -231,7 +265,6 @@ class Endpoints:
         self._count(jobs_done=1)  # before the state changes, so a poll never sees it lag
         self.jobs.finish(job_id, result=result, error=error)
 
-
     def _hold(self, began: float) -> None:
         """With a hold (benchmarks): sleep out what is left of it since the job began."""
         left = began + self.hold_s - self._clock()
@@ -247,6 +280,10 @@ class _Conn:
         self.request: http.Request | None = None
         self.rest = b""
         self._body_read = False
+
+    def keep(self) -> bool:
+        """The client asked for keep-alive (and the body, if any, will have been read)."""
+        return self.request is not None and http.wants_keep_alive(self.request)
 
     def unread_body(self) -> bool:
         r = self.request

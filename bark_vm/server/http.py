@@ -1,8 +1,9 @@
 """Minimal HTTP/1.1 for bark-worker (spec/wire.md §3.1, DESIGN D6, R18).
 
-One request per connection. `read_head` reads the request line and headers, `read_body`
-exactly Content-Length bytes; both give up at a deadline (a stalled client raises
-`Stalled`, and the caller closes without answering). Anything malformed is
+One request per connection, unless the client asks for `Connection: keep-alive` (R18 as
+revised: `wants_keep_alive`, `kept_alive`). `read_head` reads the request line and headers,
+`read_body` exactly Content-Length bytes; both give up at a deadline (a stalled client
+raises `Stalled`, and the caller closes without answering). Anything malformed is
 `WorkerError("BAD_ENVELOPE")`: a head over 16 KiB, a bad request line, obs-fold
 continuation lines, Transfer-Encoding (chunked is never accepted), a bad or conflicting
 Content-Length. `response` builds the whole answer (`Connection: close`, Content-Length)
@@ -14,13 +15,14 @@ import time
 from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
-from ..wire.constants import ERROR_STATUS, JSON_TYPE, MAX_CONTENT_LENGTH, WorkerError
+from ..wire.constants import ERROR_STATUS, JSON_TYPE, KEEP_ALIVE, MAX_CONTENT_LENGTH, WorkerError
 from ..wire.digits import whole_number
 
 MAX_HEAD = 16 * 1024
 DRAIN_S = 1.0  # how long a refused request's unread body is drained before closing
 IO_TIMEOUT_S = 5.0  # a body stalled this long is cut off (--io-timeout)
 HEAD_TIMEOUT_S = 1.0  # a head is sent at once: one round trip, with room (--head-timeout)
+KEEP_ALIVE_IDLE_S = 5.0  # a kept-alive connection with no next request this long is closed
 REASONS = {
     100: "Continue", 200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized",
     404: "Not Found", 409: "Conflict", 413: "Content Too Large", 422: "Unprocessable Content",
@@ -145,6 +147,19 @@ def response(status: int, body: bytes = b"", content_type: str = JSON_TYPE) -> b
             f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
             "Connection: close\r\n\r\n")
     return head.encode("ascii") + body
+
+
+def wants_keep_alive(request: Request) -> bool:
+    """The client asked for its connection to stay open (`Connection: keep-alive`); every
+    other client gets `Connection: close`, as before."""
+    return (request.header("connection") or "").lower() == KEEP_ALIVE
+
+
+def kept_alive(answer: bytes) -> bytes:
+    """The same answer, saying the connection stays open (the head comes before the body,
+    so the first Connection line is the head's)."""
+    return answer.replace(b"\r\nConnection: close\r\n",
+                          f"\r\nConnection: {KEEP_ALIVE}\r\n".encode("ascii"), 1)
 
 
 def json_body(obj) -> bytes:

@@ -41,6 +41,7 @@ MAX_JOB_ID = MAX_CONTENT_LENGTH
 
 # CDP over HTTP (spec/wire.md §3, DESIGN D6, R18-R21, R43).
 PROTO_HEADER, TOKEN_HEADER = "X-Maned-Proto", "X-Maned-Token"
+KEEP_ALIVE = "keep-alive"  # the Connection value asking a worker to keep it open (R18)
 JSON_TYPE, MNPK_TYPE, MNRS_TYPE = ("application/json", "application/x-maned-mnpk",
                                    "application/x-maned-mnrs")
 JOB_CAPACITY = 4  # async job slots of bark-worker

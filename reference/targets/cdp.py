@@ -1,14 +1,15 @@
 """A network worker over CDP (D6, R18-R22, spec/wire.md §3): one status probe per plan,
 lazy login with exactly one re-login on AUTH_REQUIRED, sync execute below 64 KiB and
 submit-and-poll above, a fresh connection per request. Same interface as a VM device."""
+import socket
 import threading
 import time
 
 from bark_vm.wire import strict_json
-from bark_vm.wire.constants import (AUTH_PATH, EXECUTE_PATH, JOB_PATH, JSON_TYPE, LOCKED,
-                                    LOCKOUT_FAILURES, MNPK_TYPE, PROTO, PROTO_HEADER,
-                                    RESULT_PATH, RESULT_TTL_S, STATUS_PATH, SYNC_LIMIT,
-                                    TOKEN_HEADER)
+from bark_vm.wire.constants import (AUTH_PATH, EXECUTE_PATH, JOB_PATH, JSON_TYPE,
+                                    KEEP_ALIVE, LOCKED, LOCKOUT_FAILURES, MNPK_TYPE, PROTO,
+                                    PROTO_HEADER, RESULT_PATH, RESULT_TTL_S, STATUS_PATH,
+                                    SYNC_LIMIT, TOKEN_HEADER)
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.login import login_body
 from bark_vm.wire.status import Status, parse_status
@@ -52,6 +53,7 @@ class CdpDevice:
         self._queued_job: int | None = None  # an async job this device is waiting on
         self._unread: int | None = None  # an async job whose result this device has not read
         self._refused_login: DeviceFailure | None = None  # AUTH_FAILED, kept for the run
+        self._kept: socket.socket | None = None  # the connection the last answer left open
 
     @property
     def where(self) -> str:
@@ -70,6 +72,7 @@ class CdpDevice:
         then = [(TOKEN_HEADER, self.token)] if auth and self.token else []
         if ctype:
             then.append(("Content-Type", ctype))
+        then.append(("Connection", KEEP_ALIVE))
         deadline = self.deadline_s
         if self._wait_until is not None:  # a poll gets at most what is left of the wait
             left = self._wait_until - time.monotonic()
@@ -83,8 +86,11 @@ class CdpDevice:
             if self._stopping.is_set():
                 raise self._fail("connect_failed: the run was interrupted", kind="connect_failed")
             self._exchange = exchange
+        kept, self._kept = self._kept, None
         try:
-            return exchange.send(method, path, first, then, body)
+            answer = exchange.send(method, path, first, then, body, kept)
+            self._kept = exchange.kept
+            return answer
         except DeviceFailure as e:  # the exchange's: this device names it
             raise self._fail(e.message, kind=e.kind) from None
         finally:
@@ -173,7 +179,10 @@ class CdpDevice:
         return self.run_async(request)
 
     def close(self) -> None:
-        pass
+        """The connection kept open for the next request, if any, is closed."""
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            kept.close()
 
     # --- auth and async -----------------------------------------------------------------
     def _login(self) -> None:

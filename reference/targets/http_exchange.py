@@ -1,12 +1,18 @@
-"""One HTTP/1.1 request on a fresh connection with one total deadline (spec/wire.md §3.1):
-a connect timeout, then a single deadline from the first byte sent to the last byte read,
-so a peer that trickles bytes cannot stretch the wait. The answer is capped in size."""
+"""One HTTP/1.1 request with one total deadline (spec/wire.md §3.1): a connect timeout, then a
+single deadline from the first byte sent to the last byte read, so a peer that trickles
+bytes cannot stretch the wait. The answer is capped in size.
+
+A request may go over a connection an earlier answer left open (`Connection: keep-alive`,
+R18 as revised in docs/wire.md): if the worker has closed it meanwhile (it closes an idle
+one as soon as another client waits), nothing of an answer arrives, and the request is
+sent once more on a fresh connection. A worker that closes after every answer is asked
+on a fresh connection every time."""
 import socket
 import threading
 import time
 from dataclasses import dataclass
 
-from bark_vm.wire.constants import MAX_CONTENT_LENGTH
+from bark_vm.wire.constants import KEEP_ALIVE, MAX_CONTENT_LENGTH
 from bark_vm.wire.digits import whole_number
 
 from .bounds import MAX_ANSWER_BYTES, MAX_HEAD_BYTES
@@ -27,7 +33,8 @@ class Answer:
 
 
 class Exchange:
-    """One request. `abort()` (from another thread) ends a wait at once as connect_failed."""
+    """One request. `abort()` (from another thread) ends a wait at once as connect_failed.
+    After `send`, `kept` is the connection the answer left open (keep-alive), else None."""
 
     def __init__(self, host: str, port: int, connect_timeout: float, deadline_s: float):
         self.host, self.port = host, port
@@ -35,6 +42,8 @@ class Exchange:
         self._sock: socket.socket | None = None
         self._lock = threading.Lock()
         self._aborted = False
+        self._answered = False  # a byte of the answer has arrived
+        self.kept: socket.socket | None = None
 
     def abort(self) -> None:
         with self._lock:
@@ -46,9 +55,22 @@ class Exchange:
                     pass
 
     def send(self, method: str, path: str, first: list[tuple[str, str]],
-             then: list[tuple[str, str]], body: bytes | None) -> Answer:
+             then: list[tuple[str, str]], body: bytes | None,
+             kept: socket.socket | None = None) -> Answer:
         """Headers in the spec's order: Host, `first` (the protocol header), Content-Length
-        when there is a body, then `then` (token, content type)."""
+        when there is a body, then `then` (token, content type, Connection). `kept`: a
+        connection to this worker an earlier answer left open, tried first."""
+        request = _request_bytes(self.host, self.port, method, path, first, then, body)
+        end = time.monotonic() + self.deadline_s
+        if kept is not None:
+            try:
+                return self._over(kept, request, end)
+            except DeviceFailure as e:
+                if e.kind != "connect_failed" or self._answered or self._aborted:
+                    raise
+        return self._over(self._connect(), request, end)
+
+    def _connect(self) -> socket.socket:
         try:
             sock = socket.create_connection((self.host, self.port), self.connect_timeout)
         except socket.timeout:
@@ -58,21 +80,31 @@ class Exchange:
             raise _failed("connect_failed", e.strerror or str(e)) from None
         except UnicodeError:  # a name no DNS label can be (over 63 characters, empty)
             raise _failed("connect_failed", "the host is not a valid name") from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    def _over(self, sock: socket.socket, request: bytes, end: float) -> Answer:
+        """The request on `sock` and its answer; the socket is closed, or kept when the
+        answer says keep-alive (and its length was given)."""
         with self._lock:
             self._sock = sock
             aborted = self._aborted
+        keep = False
         try:
             if aborted:
                 raise _failed("connect_failed", "the run was interrupted")
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            end = time.monotonic() + self.deadline_s
-            self._send_all(sock, _request_bytes(self.host, self.port, method, path, first,
-                                                then, body), end)
-            return self._read_answer(sock, end)
+            self._send_all(sock, request, end)
+            answer = self._read_answer(sock, end)
+            keep = (answer.headers.get("connection", "").lower() == KEEP_ALIVE
+                    and "content-length" in answer.headers)
+            return answer
         finally:
             with self._lock:
                 self._sock = None
-            sock.close()
+            if keep:
+                self.kept = sock
+            else:
+                sock.close()
 
     # --- reading and writing against the deadline -------------------------------------------
     def _wait(self, sock: socket.socket, end: float) -> None:
@@ -115,6 +147,7 @@ class Exchange:
                 raise _failed("malformed_response", f"an answer head over "
                                       f"{MAX_HEAD_BYTES} bytes")
             chunk = self._recv(sock, end)
+            self._answered = self._answered or bool(chunk)
             if not chunk and buf:
                 raise _failed("malformed_response", "the connection closed before "
                                       "the answer's head was complete")

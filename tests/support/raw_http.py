@@ -118,3 +118,22 @@ def assert_no_secret_shown(w) -> None:
     assert w.password not in err
     assert not any(t in err for t in TOKENS)
     assert f"login: user '{w.user}'" in err
+
+
+def over(s: socket.socket, request: bytes) -> tuple[int, dict, bytes]:
+    """One request on an open connection and its answer, read by its Content-Length (so a
+    connection the worker keeps open is left open): (status, headers, body)."""
+    s.sendall(request)
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(65536)
+        assert chunk, "the connection closed before an answer"
+        buf += chunk
+    head, _, body = buf.partition(b"\r\n\r\n")
+    status, headers, _ = split(head)
+    while len(body) < int(headers["Content-Length"]):
+        chunk = s.recv(65536)
+        assert chunk, "the connection closed inside the answer"
+        body += chunk
+    SEEN.append(head + body)
+    return status, headers, body
