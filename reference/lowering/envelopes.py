@@ -4,8 +4,11 @@
 `encode_job` sends the flow's params in declaration order, then the hoisted constants, each
 rank-0 value as `[1]`, all in the envelope dtype (int8 values that do not fit are refused
 naming the value and the quant range). `decode_result` checks the MNRS as wire.md §2.2 says
-and turns `[1]` back into rank-0 where the compiled record says the local output is. Errors: Refused.
+and turns `[1]` back into rank-0 where the compiled record says the local output is.
+Errors: Refused before sending, DeviceFailure (malformed_response) for an answer.
 """
+import functools
+
 from bark_vm.wire.constants import DTYPE_INT8, MAX_RANK, WorkerError
 from bark_vm.wire.envelope import (
     DTYPE_NAME, DTYPE_RANGE, QuantBlock, decode_result as decode_mnrs, encode_request,
@@ -21,9 +24,12 @@ from .lower import Lowered
 def job_quant(quant) -> QuantBlock:
     """The MNPK quant block of a script's Quant (quantres, quantmin, quantmax)."""
     try:
-        return quant_block(quant.quantres, quant.quantmin, quant.quantmax)
+        return _quant_block(quant.quantres, quant.quantmin, quant.quantmax)
     except ValueError as e:
         raise Refused(str(e)) from None
+
+
+_quant_block = functools.lru_cache(maxsize=64)(quant_block)  # one per script, every round
 
 
 def _entry(what: str, t: Tensor, q: QuantBlock) -> tuple[tuple[int, ...], tuple]:

@@ -211,8 +211,8 @@ class CdpDevice:
         if self.token is None:
             self._login()
         answer = self._request(method, path, body, ctype)
-        err = parse_error_json(answer.body)
-        if answer.status == 401 and err and err[0] == "AUTH_REQUIRED" and self.user:
+        err = parse_error_json(answer.body) if answer.status == 401 else None  # not an MNRS
+        if err and err[0] == "AUTH_REQUIRED" and self.user:
             self._login()
             answer = self._request(method, path, body, ctype)
         return answer
