@@ -1,4 +1,4 @@
-"""Issue 12's goals as data: a figure, the bound it should meet, and the goal in words.
+"""Issue 12's and issue 27's goals as data: a figure, the bound it should meet, and the goal in words.
 A run reports each one reached or missed (results.md); nothing gates on them, since a goal
 is what the project aims at, and the committed baseline is what it must not lose."""
 from dataclasses import dataclass
@@ -43,6 +43,16 @@ GOALS = (
           "1,000 rows"),
     _down("rounds/vm/total", 150.0, "per round inside a run <= 0.15 ms on a VM (us)"),
     _down("rounds/http/total", 400.0, "per round inside a run <= 0.4 ms over HTTP (us)"),
+    # issue 27: a sweep linear in workers, on the simulated fleet (benchmarks/fleet.py)
+    _up("fleet/h10/x1/efficiency", 0.95, "fleet, 10 ms rounds: efficiency >= 0.95 at 1 worker"),
+    _up("fleet/h10/x16/efficiency", 0.9, "fleet, 10 ms rounds: efficiency >= 0.9 at 16"),
+    _up("fleet/h10/x64/efficiency", 0.8, "fleet, 10 ms rounds: efficiency >= 0.8 at 64"),
+    _up("fleet/h2/x16/efficiency", 0.8, "fleet, 2 ms rounds: efficiency >= 0.8 at 16"),
+    _down("fleet/h10/x16/cpu_per_round", 100.0, "the coordinator's CPU per round over HTTP "
+          "<= 100 us (16 workers, 10 ms rounds)"),
+    _down("rounds/vm/total", 100.0, "per round inside a run <= 0.1 ms on a VM (us), issue 27"),
+    _down("rounds/http/total", 200.0, "per round inside a run <= 0.2 ms over HTTP (us), "
+          "issue 27"),
 )
 
 

@@ -15,6 +15,13 @@ def _cell(value) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
+def _yardstick(figures) -> str:
+    value = yardstick_of(figures)
+    if value is None:
+        return "yardstick not measured (the sweep family did not run)"
+    return f"yardstick {value:.3g}x (2.0 = two free cores)"
+
+
 def _blas(meta) -> str:
     """The in-process executor's BLAS threads, as the environment set them."""
     threads = ", ".join(f"{n}={v or 'unset'}" for n, v in meta.get("blas_threads", {}).items())
@@ -26,8 +33,8 @@ def _blas(meta) -> str:
 def markdown(figures, meta, verdicts, outcome=None) -> str:
     lines = [f"# Benchmark results ({meta['scale']}, {meta['date']})", "",
              f"{meta['cores']} cores given to this run ({meta['cpu_count']} on the machine), "
-             f"Python {meta['python']}, {meta['machine']}; yardstick "
-             f"{_cell(yardstick_of(figures))}x (2.0 = two free cores); {_blas(meta)}.", ""]
+             f"Python {meta['python']}, {meta['machine']}; {_yardstick(figures)}; "
+             f"{_blas(meta)}.", ""]
     families = []
     for f in figures:
         fam = f.name.split("/")[0]
@@ -39,7 +46,7 @@ def markdown(figures, meta, verdicts, outcome=None) -> str:
                   f"{f.about}{'; ' + f.flag if f.flag else ''} |"
                   for f in figures if f.name.split("/")[0] == fam]
         lines.append("")
-    lines += ["## Goals (issue 12)", "", "| goal | figure | value | bound | |",
+    lines += ["## Goals (issues 12 and 27)", "", "| goal | figure | value | bound | |",
               "|---|---|---|---|---|"]
     lines += [f"| {g.text} | `{g.figure}` | {_cell(v)} | {g.bound} | {status} |"
               for g, v, status in goals.report(figures)]
