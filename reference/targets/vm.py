@@ -1,6 +1,8 @@
 """A Bark VM child (DESIGN D7): one `bark-vm --alias A` process per `host = "local"` alias,
 spawned as soon as the plan names it (its HELO read by its first job), spoken to in stdio frames
-(HELO first, then MNPK -> MNRS | ERRJ), every exchange under one deadline."""
+(HELO first, then MNPK -> MNRS | ERRJ), every exchange under one deadline. A child of the
+default command is forked from the run's warm parent (vm_forks); any other command is started
+as a process of its own."""
 import os
 import subprocess
 import sys
@@ -15,6 +17,7 @@ from bark_vm.wire.status import Status, parse_status
 from ..failures import DeviceFailure
 from . import bounds
 from .frame_pipe import FramePipe
+from .vm_forks import ForkedChild, fork_child, forked_args
 from .worker_errors import worker_error_text
 
 
@@ -85,6 +88,11 @@ class VmDevice:
 
     def _spawn(self) -> None:
         self._log = tempfile.TemporaryFile()
+        args = forked_args(self.command)
+        if args is not None:
+            self.proc = fork_child(args, self._log.fileno(), child_env())
+            self._pipe = FramePipe(self.proc.stdin.fileno(), self.proc.stdout.fileno())
+            return
         try:
             self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=self._log, bufsize=0,
@@ -180,7 +188,13 @@ class VmDevice:
             self.proc.wait(timeout=bounds.CLOSE_GRACE_S)
         except (OSError, subprocess.TimeoutExpired, ValueError):
             self.proc.kill()
-            self.proc.wait()
+            try:
+                self.proc.wait()
+            except ChildProcessError:  # a forked child that never was
+                pass
+        finally:
+            if isinstance(self.proc, ForkedChild):  # its warm parent may stop now
+                self.proc.release()
         self.proc.stdout.close()
         if self._log:
             self._log.close()
