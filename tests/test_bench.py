@@ -60,6 +60,7 @@ def test_the_results_folder_holds_json_markdown_and_readable_plots(smoke, tmp_pa
     by_name = {f.name: f.value for f in smoke}
     judged = {g["figure"]: g for g in doc["goals"]}
     assert set(judged) == {g.figure for g in goals.GOALS}
+    assert len(judged) == len(goals.GOALS)  # one goal per figure
     for name, g in judged.items():
         if name in by_name:
             want = goals.GOALS[[x.figure for x in goals.GOALS].index(name)].met(by_name[name])
