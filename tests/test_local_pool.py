@@ -1,13 +1,11 @@
 """`--threads N`: the local interpreter's lane is a pool of N processes (D9). Ctrl-C stops
 them at once: the lane knows its processes by the pids they report when they start."""
-import os
 import signal
 import time
-from pathlib import Path
 
 from maned.cli.run import INTERRUPTED
 
-from support.processes import MANED_RUN, gone, start
+from support.processes import MANED_RUN, children, gone, kill, start
 from support.signals import default_sigint
 
 # Two local flows, each three chained 1200x1200 matmuls in pure Python: minutes of work per
@@ -33,16 +31,6 @@ calc::lambda_flow right(a) {
 """
 
 
-def _children(pid: int) -> set[int]:
-    found = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            found |= {int(c) for c in (task / "children").read_text().split()}
-        except OSError:
-            pass
-    return found
-
-
 def test_ctrl_c_stops_the_local_pool_processes(tmp_path):
     """SIGINT while both pool processes compute: the one notice line, exit 130, nothing on
     stdout, and both pool processes gone (not left to finish their minutes of work)."""
@@ -52,7 +40,7 @@ def test_ctrl_c_stops_the_local_pool_processes(tmp_path):
     pool: set[int] = set()
     try:
         deadline = time.monotonic() + 120
-        while len(pool := _children(proc.pid)) < 2 and proc.poll() is None:
+        while len(pool := children(proc.pid)) < 2 and proc.poll() is None:
             assert time.monotonic() < deadline, "the pool's two processes never started"
             time.sleep(0.05)
         assert proc.poll() is None, proc.communicate()
@@ -60,15 +48,8 @@ def test_ctrl_c_stops_the_local_pool_processes(tmp_path):
         out, err = proc.communicate(timeout=60)
     finally:  # a run that did not stop its pool: stopped here, so the suite goes on
         for pid in (proc.pid, *pool):
-            _kill(pid)
+            kill(pid)
         proc.wait(timeout=10)
     assert (proc.returncode, out) == (130, "")
     assert err == INTERRUPTED + "\n"
     assert all(gone(pid) for pid in pool)
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass

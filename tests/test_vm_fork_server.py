@@ -17,7 +17,7 @@ from maned.cli.run import INTERRUPTED
 from maned.failures import DeviceFailure
 from maned.targets import vm_forks
 from maned.targets.vm import VmDevice, vm_command
-from support.processes import MANED_RUN, gone, start
+from support.processes import MANED_RUN, children, gone, kill, start
 from support.signals import default_sigint
 
 pytestmark = pytest.mark.skipif(not vm_forks.CAN_FORK,
@@ -25,16 +25,6 @@ pytestmark = pytest.mark.skipif(not vm_forks.CAN_FORK,
 
 # The sweep of DESIGN §6 on two default VMs, long enough (seconds) to be caught running.
 LONG = (EXAMPLES / "sweep.mnd").read_text().replace("iters: 400,", "iters: 40000,")
-
-
-def _children(pid: int) -> set[int]:
-    found = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            found |= {int(c) for c in (task / "children").read_text().split()}
-        except OSError:
-            pass
-    return found
 
 
 def _ppid(pid: int) -> int:
@@ -49,7 +39,7 @@ def _bytes_read(pid: int) -> int:
 
 def _warm_parents(pid: int) -> list[int]:
     found = []
-    for child in _children(pid):
+    for child in children(pid):
         try:
             if b"bark_vm.fork_server" in Path(f"/proc/{child}/cmdline").read_bytes():
                 found.append(child)
@@ -218,10 +208,10 @@ def test_a_warm_parent_that_cannot_start_is_the_devices_failure(tmp_path, monkey
 def test_a_run_leaves_no_process_behind():
     """maned.run in this process, two default VMs: when it returns, this process has no
     child left (no VM, no warm parent)."""
-    before = _children(os.getpid())
+    before = children(os.getpid())
     report = maned.run(source=expand((EXAMPLES / "sweep.mnd").read_text()))
     assert report.exit_code == 0 and report.jobs
-    assert _children(os.getpid()) <= before
+    assert children(os.getpid()) <= before
 
 
 def _running(workdir: Path, **popen):
@@ -235,16 +225,11 @@ def _running(workdir: Path, **popen):
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the two VMs never started"
         parents = _warm_parents(proc.pid)
-        if parents and len(vms := _children(parents[0])) == 2:
+        if parents and len(vms := children(parents[0])) == 2:
             return proc, parents[0], vms
         time.sleep(0.02)
 
 
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def test_a_killed_coordinator_leaves_no_warm_parent_and_no_child(workdir):
@@ -257,7 +242,7 @@ def test_a_killed_coordinator_leaves_no_warm_parent_and_no_child(workdir):
         assert all(gone(p) for p in (parent, *vms))
     finally:  # a warm parent that outlived its coordinator: stopped here, for the suite
         for pid in (parent, *vms):
-            _kill(pid)
+            kill(pid)
 
 
 # A coordinator with two VMs, and a process forked from it that holds copies of all its fds
@@ -293,33 +278,25 @@ def test_the_warm_parent_watches_the_coordinator_itself(workdir):
         assert not gone(holder, within_s=0)  # the fds' copies were held all along
     finally:
         for pid in (proc.pid, *pids):
-            _kill(pid)
+            kill(pid)
         proc.stdout.close()
 
 
-def test_ctrl_c_ends_the_warm_parent_and_its_children(workdir):
-    """SIGINT mid-sweep on two default VMs: the one notice line, exit 130, and the warm
-    parent and both VMs gone."""
-    proc, parent, vms = _running(workdir, preexec_fn=default_sigint)
+@pytest.mark.parametrize("to", ["the process", "its process group"])
+def test_ctrl_c_ends_the_warm_parent_and_its_children(workdir, to):
+    """SIGINT mid-sweep on two default VMs, to the coordinator or (a terminal's Ctrl-C) to
+    its whole process group, which the warm parent ignores and follows the coordinator:
+    the one notice line, exit 130, and the warm parent and both VMs gone."""
+    group = to == "its process group"
+    proc, parent, vms = _running(workdir, preexec_fn=default_sigint, start_new_session=group)
     try:
-        proc.send_signal(signal.SIGINT)
+        if group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
         for pid in (proc.pid, parent, *vms):
-            _kill(pid)
-    assert (proc.returncode, out, err) == (130, "", INTERRUPTED + "\n")
-    assert all(gone(p) for p in (parent, *vms))
-
-
-def test_ctrl_c_at_a_terminal_reaches_the_warm_parent_too(workdir):
-    """A terminal's Ctrl-C goes to the whole process group: the warm parent ignores it and
-    follows the coordinator, which stops the run as ever."""
-    proc, parent, vms = _running(workdir, preexec_fn=default_sigint, start_new_session=True)
-    try:
-        os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        for pid in (proc.pid, parent, *vms):
-            _kill(pid)
+            kill(pid)
     assert (proc.returncode, out, err) == (130, "", INTERRUPTED + "\n")
     assert all(gone(p) for p in (parent, *vms))

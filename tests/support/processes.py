@@ -5,6 +5,7 @@ deadline is a hang guard (by default the suite's, gates.HANG_GUARD_S): it stops 
 test, it never decides a pass."""
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -77,3 +78,22 @@ def gone(pid: int, within_s: float = 30) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+def children(pid: int) -> set[int]:
+    """The pids of `pid`'s children, from every one of its threads (Linux /proc)."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found |= {int(c) for c in (task / "children").read_text().split()}
+        except OSError:
+            pass
+    return found
+
+
+def kill(pid: int) -> None:
+    """SIGKILL, if it is still there: a test's clean-up, whatever the run left."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
