@@ -27,6 +27,7 @@ from .workers import USER
 ALGO = "linear_regression"
 ROWS = 8
 CHAINS_PER_WORKER = 2
+WARMUP = 1  # untimed runs of each side before the timed ones
 PLAN = {"smoke": {"workers": (1, 2, 4), "holds_ms": (10,), "reps": 1},
         "full": {"workers": (1, 2, 4, 8, 16, 32, 64), "holds_ms": (10, 2), "reps": 3}}
 # iterations per configuration at `budget: 64`: about half a second of rounds per chain
@@ -111,7 +112,9 @@ def measure(scale: str) -> list[Figure]:
                                       http_devices(workers[:n]))
                 sides[f"x{n}"] = Side(source, inputs, aliases,
                                       [w.handle.pid for w in workers[:n]])
-            samples = alternate(sides, plan["reps"])
+            samples = alternate(sides, plan["reps"], WARMUP)
+            for side in sides.values():  # the CPU of the untimed warm-up run is not a sample
+                side.cpu, side.worker_cpu = side.cpu[WARMUP:], side.worker_cpu[WARMUP:]
         figures += _figures(hold, plan["workers"], sides, samples)
     return figures
 

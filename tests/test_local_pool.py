@@ -53,3 +53,27 @@ def test_ctrl_c_stops_the_local_pool_processes(tmp_path):
     assert (proc.returncode, out) == (130, "")
     assert err == INTERRUPTED + "\n"
     assert all(gone(pid) for pid in pool)
+
+
+def test_a_chain_whose_round_ends_as_the_pool_stops_is_answered_not_raised():
+    """A round that ends just after Ctrl-C stopped the pool: its chain's next round is
+    answered as stopped (the pool takes no new job), never raised on the pool's thread."""
+    from concurrent.futures import Future
+
+    from maned.diagnostics import Diagnostic
+    from maned.dispatch.job import Job
+    from maned.dispatch.lanes import PoolLane
+    from maned.dispatch.trace import Trace
+    from maned.targets.local import LocalTarget
+
+    reports = []
+    lane = PoolLane(LocalTarget(0), Trace(), lambda job, out, err: reports.append(
+        (job.name, out, err)), 2)
+    after = Job(key=(2, 0, 0, 1), name="fit#c0#r1")
+    first = Job(key=(1, 0, 0, 0), name="fit#c0#r0", follow=lambda outputs: after)
+    lane.abort()
+    done = Future()
+    done.set_result(("ok", {}))
+    lane._pool_done(first, done)
+    assert reports == [("fit#c0#r1", None, Diagnostic(
+        "ERUN", "flow 'fit#c0#r1': device 'local': its queue stopped"))]

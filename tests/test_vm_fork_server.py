@@ -158,6 +158,10 @@ def test_abort_before_the_fork_leaves_nothing_behind():
             d.spawn()
         for d in devices:
             d.abort()
+        deadline = time.monotonic() + 60  # abort does not wait: the warm parent may still
+        while not _warm_parents(os.getpid()):  # be between its fork and its exec
+            assert time.monotonic() < deadline, "no warm parent"
+            time.sleep(0.01)
         [parent] = _warm_parents(os.getpid())
         assert all(gone(d.pid) for d in devices)  # d.pid: once forked
         assert [d.proc.wait() for d in devices] == [-9, -9]

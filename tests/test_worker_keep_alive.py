@@ -5,9 +5,11 @@ idle kept connection is closed as soon as another client waits, so the one-conne
 worker is never held by it; and our client, whose kept connection was closed, asks again
 on a fresh one. Order and states say what happened, never seconds."""
 import socket
+import threading
 
 from bark_vm.wire.envelope import decode_result
 from maned.dispatch.device_factory import open_device
+from maned.targets.http_exchange import Exchange
 from maned.dispatch.device_specs import Remote
 
 from support.raw_http import call, over, raw, split
@@ -74,3 +76,33 @@ def test_our_client_keeps_its_connection_and_asks_again_when_it_was_closed(worke
     assert first == second == files["golden_mnrs"]
     assert decode_result(first).status == 0
     assert "connection cut off" not in worker.stderr()
+
+
+def test_a_kept_connection_with_bytes_past_the_answer_is_not_used_again():
+    """A worker that sends more than its Content-Length: those bytes are never taken for
+    the next answer; that connection is dropped and the next request goes on a fresh one."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    answers = [b"first", b"second"]
+
+    def serve():
+        for body in answers:
+            conn, _ = listener.accept()
+            with conn:
+                while b"\r\n\r\n" not in conn.recv(65536):
+                    pass
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: "
+                             b"keep-alive\r\n\r\n%sSTALE" % (len(body), body))
+                conn.recv(1)  # held open until the client is done with it
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    port = listener.getsockname()[1]
+    try:
+        got, kept = [], None
+        for _ in answers:
+            exchange = Exchange("127.0.0.1", port, 5, 30)
+            got.append(exchange.send("GET", "/api/status", [], [], None, kept).body)
+            kept = exchange.kept
+        assert got == answers and kept is None
+    finally:
+        listener.close()
+    server.join(30)

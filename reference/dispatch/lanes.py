@@ -80,8 +80,7 @@ class SerialLane:
         self.report(job, None, self._stopped(job))
 
     def _stopped(self, job: Job) -> Diagnostic:
-        return Diagnostic("ERUN", f"flow '{job.name}': device '{self.target.name}': its queue "
-                          "stopped")
+        return _stopped(job, self.target.name)
 
     def close(self) -> None:
         """Run what is queued, then stop."""
@@ -177,16 +176,21 @@ class PoolLane:
         followed, error = _follow(job, outputs, error)
         if followed is None:
             self.report(job, outputs, error)
+        elif self._stopping.value:  # aborted meanwhile: the pool takes no more jobs
+            self.report(followed, None, _stopped(followed, self.target.name))
         else:
-            self.submit(followed)
+            try:
+                self.submit(followed)
+            except Exception as e:  # a pool shut down meanwhile, or worse: still answered
+                self.report(followed, None, internal_error(followed.name, self.target.name, e))
 
     def close(self) -> None:
         if self._pool:
             self._pool.shutdown()
 
     def abort(self) -> None:
+        self._stopping.value = 1
         if self._pool:
-            self._stopping.value = 1
             with self._pids.get_lock():
                 pids = self._pids[:]
             for pid in pids:
@@ -196,6 +200,10 @@ class PoolLane:
 
     def join(self, timeout: float) -> None:
         pass
+
+
+def _stopped(job: Job, target: str) -> Diagnostic:
+    return Diagnostic("ERUN", f"flow '{job.name}': device '{target}': its queue stopped")
 
 
 def _follow(job: Job, outputs, error) -> tuple[Job | None, Diagnostic | None]:

@@ -128,6 +128,7 @@ class CdpDevice:
         with self._lock:
             self._stopping.set()
             exchange, job = self._exchange, self._queued_job
+        self.close()  # an idle kept connection must not hold a one-connection worker
         if exchange is not None:
             exchange.abort()
         if job is not None:

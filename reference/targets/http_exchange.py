@@ -7,6 +7,7 @@ R18 as revised in docs/wire.md): if the worker has closed it meanwhile (it close
 one as soon as another client waits), nothing of an answer arrives, and the request is
 sent once more on a fresh connection. A worker that closes after every answer is asked
 on a fresh connection every time."""
+import select
 import socket
 import threading
 import time
@@ -43,6 +44,7 @@ class Exchange:
         self._lock = threading.Lock()
         self._aborted = False
         self._answered = False  # a byte of the answer has arrived
+        self._surplus = False  # bytes came after the answer's Content-Length
         self.kept: socket.socket | None = None
 
     def abort(self) -> None:
@@ -62,6 +64,9 @@ class Exchange:
         connection to this worker an earlier answer left open, tried first."""
         request = _request_bytes(self.host, self.port, method, path, first, then, body)
         end = time.monotonic() + self.deadline_s
+        if kept is not None and not _quiet(kept):  # closed meanwhile, or holding stray bytes
+            kept.close()
+            kept = None
         if kept is not None:
             try:
                 return self._over(kept, request, end)
@@ -96,7 +101,7 @@ class Exchange:
             self._send_all(sock, request, end)
             answer = self._read_answer(sock, end)
             keep = (answer.headers.get("connection", "").lower() == KEEP_ALIVE
-                    and "content-length" in answer.headers)
+                    and "content-length" in answer.headers and not self._surplus)
             return answer
         finally:
             with self._lock:
@@ -182,7 +187,19 @@ class Exchange:
                 raise _failed("too_large", f"the answer is over the "
                                       f"{MAX_ANSWER_BYTES}-byte cap")
         data = b"".join(parts)
+        self._surplus = want is not None and len(data) > want  # never the next answer's start
         return Answer(status, headers, data[:want] if want is not None else data)
+
+
+def _quiet(sock: socket.socket) -> bool:
+    """A kept connection fit for the next request: nothing to read on it (bytes the worker
+    sent unasked, or its close, would be taken for the next answer or cost a retry)."""
+    try:
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        return not poller.poll(0)
+    except (OSError, ValueError):
+        return False
 
 
 def _request_bytes(host: str, port: int, method: str, path: str, first: list, then: list,

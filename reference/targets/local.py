@@ -1,6 +1,7 @@
 """The local interpreter as a target: a flow graph evaluated with maned.ops in this process
 (or, through `evaluate_job`, in a pool worker process)."""
 import pickle
+import threading
 from collections import OrderedDict
 from dataclasses import replace
 
@@ -27,12 +28,15 @@ class PickledPrograms:
 
     def __init__(self):
         self._known: dict[tuple, tuple[FlowGraph, int, bytes]] = {}
+        self._lock = threading.Lock()  # the scheduler's thread and the pool's (a chain's
+        # next round) both ask: one token per program, never two programs per token
 
     def of(self, graph: FlowGraph) -> tuple[int, bytes]:
         key = (id(graph.nodes), graph.params, graph.outputs)
-        if key not in self._known:  # the graph is held, so the id of its nodes stays its own
-            self._known[key] = (graph, len(self._known), pickle.dumps(graph))
-        _, token, blob = self._known[key]
+        with self._lock:
+            if key not in self._known:  # the graph is held, so its nodes' id stays its own
+                self._known[key] = (graph, len(self._known), pickle.dumps(graph))
+            _, token, blob = self._known[key]
         return token, blob
 
 

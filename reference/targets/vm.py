@@ -54,7 +54,8 @@ class VmDevice:
 
     @property
     def where(self) -> str:
-        return f"device '{self.alias}' (Bark VM, pid {self.pid})"
+        pid = self.proc.known_pid if isinstance(self.proc, ForkedChild) else self.pid
+        return f"device '{self.alias}' (Bark VM, pid {pid})"
 
     @property
     def broken(self) -> bool:
@@ -189,9 +190,12 @@ class VmDevice:
         except (OSError, subprocess.TimeoutExpired, ValueError):
             self.proc.kill()
             try:
-                self.proc.wait()
+                self.proc.wait(timeout=bounds.CLOSE_GRACE_S)
             except ChildProcessError:  # a forked child that never was
                 pass
+            except subprocess.TimeoutExpired:  # a warm parent that does not answer
+                if isinstance(self.proc, ForkedChild):
+                    self.proc.stop_parent()
         finally:
             if isinstance(self.proc, ForkedChild):  # its warm parent may stop now
                 self.proc.release()

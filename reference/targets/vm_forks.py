@@ -243,6 +243,16 @@ class ForkedChild:
                               time.monotonic() + START_DEADLINE_S)
         return self._parent.pids.get(n)
 
+    @property
+    def known_pid(self) -> int | None:
+        """Its pid if the warm parent has said it, without waiting (for messages)."""
+        return self._parent.pids.get(self._number)
+
+    def stop_parent(self) -> None:
+        """The last resort of a close whose kill went unanswered: the warm parent itself
+        is killed, and its children with it (PR_SET_PDEATHSIG)."""
+        self._parent.proc.kill()
+
     def _ended(self) -> bool:
         return self._number in self._parent.codes
 
