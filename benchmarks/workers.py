@@ -2,7 +2,6 @@
 (stdio), a bark-worker process over loopback HTTP, the same worker in a container (when
 Docker is here), and the tiny flow every round-trip figure sends."""
 import secrets
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from maned.io.cli_values import parse_value
 from maned.pipeline.intake import compile_script
 from maned.dispatch.device_factory import VmChild, open_device
 from maned.dispatch.device_specs import Remote
+from maned.targets.vm_forks import DEFAULT_VM
 
 USER = "bench"
 TINY = """mnd::quantmax=1000;
@@ -34,7 +34,7 @@ def tiny_request() -> tuple[bytes, bytes]:
 
 @contextmanager
 def vm_device(alias: str = "vm"):
-    device = open_device(alias, VmChild((sys.executable, "-m", "bark_vm.vm", "--alias", alias)))
+    device = open_device(alias, VmChild((*DEFAULT_VM, "--alias", alias)))
     try:
         device.start()
         yield device

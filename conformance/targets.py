@@ -4,7 +4,6 @@ certification is one child or one worker; a child that broke is replaced for the
 a worker that stopped answering fails each later case at once (its probe is kept). Each
 target can be aborted from another thread when a case overruns its deadline."""
 import os
-import sys
 from urllib.parse import urlsplit
 
 from bark_vm.wire.constants import DEFAULT_PORT
@@ -12,6 +11,7 @@ from maned.dispatch.device_factory import VmChild, open_device
 from maned.dispatch.device_specs import Remote
 from maned.targets.cdp import CdpDevice
 from maned.targets.vm import VmDevice
+from maned.targets.vm_forks import DEFAULT_VM
 
 ROUTE = "vm"  # the alias --require-vm routes every routable flow to
 JOB_DEADLINE_S = 20.0  # per job: a stalled target costs one case this long, not the run
@@ -43,7 +43,7 @@ class VmUnderTest:
 
     def __init__(self, command: list[str] | None = None, deadline_s: float = JOB_DEADLINE_S,
                  abi: int | None = None):
-        self.command = (command or [sys.executable, "-m", "bark_vm.vm"]) + (
+        self.command = (command or list(DEFAULT_VM)) + (
             ["--abi", str(abi)] if abi else [])
         self.deadline_s = deadline_s
         self._device: VmDevice | None = None

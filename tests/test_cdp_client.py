@@ -6,7 +6,6 @@ import json
 import signal
 import sys
 import threading
-import time
 
 import pytest
 
@@ -16,7 +15,7 @@ from maned.targets import bounds, cdp
 from maned.targets.cdp import CdpDevice
 from maned.failures import DeviceFailure
 from maned.targets.worker_errors import MEANING
-from gates import FAKES, Gate
+from gates import FAKES, Gate, until
 from maned.cli.run import INTERRUPTED
 from stub_worker import DEEP_JSON, STATUS, Drip, Stub
 from support.processes import MANED_RUN, start
@@ -286,10 +285,7 @@ def test_abort_cancels_the_queued_async_job_and_ends_the_wait(stub):
             box["failure"] = e.message
     th = threading.Thread(target=run)
     th.start()
-    deadline = time.monotonic() + 30
-    while "GET /api/job?id=11" not in stub.paths():
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    until(lambda: "GET /api/job?id=11" in stub.paths(), "the device polled job 11")
     dev.abort()
     th.join(30)
     assert not th.is_alive()

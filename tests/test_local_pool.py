@@ -1,10 +1,10 @@
 """`--threads N`: the local interpreter's lane is a pool of N processes (D9). Ctrl-C stops
 them at once: the lane knows its processes by the pids they report when they start."""
 import signal
-import time
 
 from maned.cli.run import INTERRUPTED
 
+from gates import until
 from support.processes import MANED_RUN, children, gone, kill, start
 from support.signals import default_sigint
 
@@ -39,11 +39,10 @@ def test_ctrl_c_stops_the_local_pool_processes(tmp_path):
     proc = start(MANED_RUN, script, "--threads", "2", preexec_fn=default_sigint)
     pool: set[int] = set()
     try:
-        deadline = time.monotonic() + 120
-        while len(pool := children(proc.pid)) < 2 and proc.poll() is None:
-            assert time.monotonic() < deadline, "the pool's two processes never started"
-            time.sleep(0.05)
+        until(lambda: len(children(proc.pid)) >= 2 or proc.poll() is not None,
+              "the pool's two processes started")
         assert proc.poll() is None, proc.communicate()
+        pool = children(proc.pid)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:  # a run that did not stop its pool: stopped here, so the suite goes on

@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from maned.cli.run import INTERRUPTED
 from maned.failures import DeviceFailure
 from maned.targets import vm_forks
 from maned.targets.vm import VmDevice, vm_command
+from gates import until
 from support.processes import MANED_RUN, children, gone, kill, start
 from support.signals import default_sigint
 
@@ -158,10 +158,8 @@ def test_abort_before_the_fork_leaves_nothing_behind():
             d.spawn()
         for d in devices:
             d.abort()
-        deadline = time.monotonic() + 60  # abort does not wait: the warm parent may still
-        while not _warm_parents(os.getpid()):  # be between its fork and its exec
-            assert time.monotonic() < deadline, "no warm parent"
-            time.sleep(0.01)
+        # abort does not wait: the warm parent may still be between its fork and its exec
+        until(lambda: _warm_parents(os.getpid()), "the warm parent runs")
         [parent] = _warm_parents(os.getpid())
         assert all(gone(d.pid) for d in devices)  # d.pid: once forked
         assert [d.proc.wait() for d in devices] == [-9, -9]
@@ -224,14 +222,13 @@ def _running(workdir: Path, **popen):
     script = workdir / "long.mnd"
     script.write_text(LONG)
     proc = start(MANED_RUN, script, **popen)
-    deadline = time.monotonic() + 120
-    while True:
+    def forked() -> bool:
         assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the two VMs never started"
         parents = _warm_parents(proc.pid)
-        if parents and len(vms := children(parents[0])) == 2:
-            return proc, parents[0], vms
-        time.sleep(0.02)
+        return bool(parents) and len(children(parents[0])) == 2
+    until(forked, "the warm parent forked the two VMs")
+    [parent] = _warm_parents(proc.pid)
+    return proc, parent, children(parent)
 
 
 

@@ -12,7 +12,6 @@ import os
 import socket
 import sys
 import threading
-import time
 
 import pytest
 
@@ -152,10 +151,8 @@ def test_async_long_job_status_cancel_and_fifo(gated_worker, gate, files):
     syncs = status_of(w)["jobs_sync"]
     th = threading.Thread(target=sync)
     th.start()
-    deadline = time.monotonic() + 60
-    while status_of(w)["jobs_sync"] == syncs:  # checked and queued for the executor
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
+    until(lambda: status_of(w)["jobs_sync"] != syncs,  # checked and queued for the executor
+          "the sync request reached the executor's queue")
     assert state(held) == "running" and th.is_alive()
     assert executed(gate.entries()) == base + 1  # queued behind the held job, not beside it
     gate.open()

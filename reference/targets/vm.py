@@ -5,7 +5,6 @@ default command is forked from the run's warm parent (vm_forks); any other comma
 as a process of its own."""
 import os
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -17,7 +16,7 @@ from bark_vm.wire.status import Status, parse_status
 from ..failures import DeviceFailure
 from . import bounds
 from .frame_pipe import FramePipe
-from .vm_forks import ForkedChild, fork_child, forked_args
+from .vm_forks import DEFAULT_VM, ForkedChild, fork_child, forked_args
 from .worker_errors import worker_error_text
 
 
@@ -25,7 +24,7 @@ def vm_command(alias: str, fields: dict) -> list[str]:
     """The device's `vm` field, else $MANED_BARK_VM, else this install's bark_vm module."""
     exe = fields.get("vm") if isinstance(fields.get("vm"), str) else None
     exe = exe or os.environ.get("MANED_BARK_VM")
-    base = [exe] if exe else [sys.executable, "-m", "bark_vm.vm"]
+    base = [exe] if exe else list(DEFAULT_VM)
     return base + ["--alias", alias]
 
 

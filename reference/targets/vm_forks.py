@@ -19,7 +19,7 @@ import time
 
 from .bounds import CLOSE_GRACE_S, START_DEADLINE_S
 
-DEFAULT_VM = [sys.executable, "-m", "bark_vm.vm"]
+DEFAULT_VM = (sys.executable, "-m", "bark_vm.vm")  # this install's Bark VM: its one home
 
 
 def _can_fork() -> bool:
@@ -39,8 +39,9 @@ CAN_FORK = _can_fork()
 def forked_args(command: list[str]) -> list[str] | None:
     """The bark-vm arguments of `command` when it is this install's default VM (such a child
     is forked from the warm parent), else None (it is started as a command of its own)."""
-    return command[len(DEFAULT_VM):] if CAN_FORK and command[:len(DEFAULT_VM)] == DEFAULT_VM \
-        else None
+    if not CAN_FORK or tuple(command[:len(DEFAULT_VM)]) != DEFAULT_VM:
+        return None
+    return list(command[len(DEFAULT_VM):])
 
 
 class WarmParent:
