@@ -166,7 +166,8 @@ def test_setup_mode_asks_on_the_serial_console_and_keeps_the_answer(stick_copy, 
         assert _http(m.port, "POST", "/api/auth", json.dumps(
             {"username": "owner", "password": secret}).encode())[0] == 200
         assert "IDENTITY: PASS (alias bark-setup, user owner)" in m.serial_text()
-        assert "boot    UEFI, Secure Boot on" in m.serial_text()
+        # the faceplate is written after BOOT-COMPLETE, so it is waited for, not assumed
+        assert m.wait_for("boot    UEFI, Secure Boot on", BOOT_S), m.serial_text()[-3000:]
         assert secret not in m.serial_text()
     finally:
         m.stop()
