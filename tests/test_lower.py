@@ -1,16 +1,17 @@
 """Lowering a flow graph to the binary IR (spec/wire-golden.md §1.1-1.4): hoisting,
 numbering, SYNC, the immediates table, every refusal, and the rank-0 restore (R5)."""
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from bark_vm.wire.ir import Instr
 from maned.static_check import check
 from maned.tensor import Tensor
 from maned.failures import DeviceFailure, Refused
-from maned.lowering.envelopes import decode_result, encode_job, job_quant
+from maned.lowering.envelopes import RequestTemplate, decode_result, encode_job, job_quant
 from maned.lowering.lower import lower
 from maned.lowering.compiled import Compiler
 from maned.lowering.shapes import rank0_outputs
-from bark_vm.wire.envelope import encode_result
+from bark_vm.wire.envelope import encode_request, encode_result
 
 from support.scripts import H0 as H
 from support.scripts import H8, preamble
@@ -189,6 +190,36 @@ def test_encode_job_promotes_rank0_and_refuses_int8_misfits():
         encode_job(lowered, [Tensor((2,), (1, 300))], program.quant)
     assert "parameter 'x' holds 300" in e.value.message
     assert job_quant(program.quant).dtype == 1
+
+
+_VALUES = st.lists(st.integers(-1000, 1000), min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), _VALUES, _VALUES), min_size=1, max_size=6))
+def test_a_template_sends_the_bytes_of_a_fresh_encoding_job_after_job(jobs):
+    """A chain's rounds share one template (DESIGN §7): whether a param is the very tensor
+    the last job sent (its bytes reused) or a new one, each request is byte for byte the
+    wire encoder's, hoisted constant [3, 4] included."""
+    g, program = graph("x y add [3, 4] mul r =", params="x, y")
+    lowered = lower(g, 2)
+    template, last = RequestTemplate(lowered, program.quant), None
+    for reuse, xs, ys in jobs:
+        x = last if reuse and last is not None else Tensor((len(xs),), tuple(xs))
+        y = Tensor((len(ys),), tuple(ys))
+        last = x
+        want = encode_request(job_quant(program.quant), lowered.ir,
+                              [(x.shape, x.data), (y.shape, y.data), ((2,), (3, 4))])
+        assert template.encode([x, y]) == want
+
+
+def test_a_template_says_a_parameter_that_cannot_travel_before_a_constant():
+    g, program = graph("x 200 add r =", header=H8)
+    template = RequestTemplate(lower(g, 1), program.quant)
+    with pytest.raises(Refused, match="parameter 'x' holds 300"):
+        template.encode([Tensor((2,), (1, 300))])
+    with pytest.raises(Refused, match="constant 200"):
+        template.encode([Tensor.scalar(1)])
 
 
 def test_decode_result_checks():

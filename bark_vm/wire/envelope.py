@@ -110,18 +110,22 @@ def _dtype_ok(dtype: int) -> None:
         raise ValueError(f"dtype {dtype} is not 1 (int8) or 2 (int32)")
 
 
-def encode_request(quant: QuantBlock, ir: bytes, entries) -> bytes:
+def request_head(quant: QuantBlock, ir: bytes, count: int) -> bytes:
+    """An MNPK's header and IR, for `count` tensor entries to follow."""
     _dtype_ok(quant.dtype)
-    entries = list(entries)
-    if len(entries) > MAX_TENSORS:
-        raise ValueError(f"{len(entries)} tensors, a request carries at most {MAX_TENSORS}")
-    head = (MNPK_MAGIC + ENVELOPE_VERSION.to_bytes(2, "little") + b"\0\0"
-            + len(ir).to_bytes(4, "little") + len(entries).to_bytes(4, "little")
+    if count > MAX_TENSORS:
+        raise ValueError(f"{count} tensors, a request carries at most {MAX_TENSORS}")
+    return (MNPK_MAGIC + ENVELOPE_VERSION.to_bytes(2, "little") + b"\0\0"
+            + len(ir).to_bytes(4, "little") + count.to_bytes(4, "little")
             + bytes((quant.quantres, quant.dtype)) + b"\0\0"
             + quant.quantmin.to_bytes(2, "little", signed=True)
-            + quant.quantmax.to_bytes(2, "little", signed=True))
-    return head + bytes(ir) + b"".join(encode_entry(k, e, quant.dtype)
-                                       for k, e in enumerate(entries))
+            + quant.quantmax.to_bytes(2, "little", signed=True) + bytes(ir))
+
+
+def encode_request(quant: QuantBlock, ir: bytes, entries) -> bytes:
+    entries = list(entries)
+    return request_head(quant, ir, len(entries)) + b"".join(
+        encode_entry(k, e, quant.dtype) for k, e in enumerate(entries))
 
 
 def encode_result(entries, dtype: int, status: int = 0) -> bytes:

@@ -11,8 +11,8 @@ import functools
 
 from bark_vm.wire.constants import DTYPE_INT8, MAX_RANK, WorkerError
 from bark_vm.wire.envelope import (
-    DTYPE_NAME, DTYPE_RANGE, QuantBlock, decode_result as decode_mnrs, encode_request,
-    quant_block,
+    DTYPE_NAME, DTYPE_RANGE, QuantBlock, decode_result as decode_mnrs, encode_entry,
+    quant_block, request_head,
 )
 
 from ..failures import DeviceFailure, Refused
@@ -54,13 +54,45 @@ def _entry(what: str, t: Tensor, q: QuantBlock) -> tuple[tuple[int, ...], tuple]
 def encode_job(lowered: Lowered, inputs: list[Tensor], quant) -> bytes:
     """The MNPK for one run of a lowered flow; `inputs` are its params in declaration order.
     A Refused says what cannot travel; the caller names the job."""
-    g = lowered.graph
-    if len(inputs) != len(g.params):
-        raise Refused(f"the flow takes {len(g.params)} parameters, got {len(inputs)}")
-    q = job_quant(quant)
-    entries = [_entry(f"parameter '{name}'", t, q) for name, t in zip(g.params, inputs)]
-    entries += [_entry(f"constant {_literal(t)}", t, q) for t in lowered.hoisted]
-    return encode_request(q, lowered.ir, entries)
+    return RequestTemplate(lowered, quant).encode(inputs)
+
+
+class RequestTemplate:
+    """A lowered flow's MNPK built once (DESIGN §7): header, IR and the hoisted constants'
+    entries; a job encodes only its params, and a param that is the very tensor the last job
+    sent (a chain's data, every round) reuses its bytes. Same bytes as `encode_job`."""
+
+    def __init__(self, lowered: Lowered, quant):
+        self.params = lowered.graph.params
+        self.q = q = job_quant(quant)
+        first = len(self.params)
+        try:
+            self.head = request_head(q, lowered.ir, first + len(lowered.hoisted))
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        self.tail, self.tail_refused = b"", None
+        try:  # a constant that cannot travel is said after the params, as it always was
+            self.tail = b"".join(
+                encode_entry(first + k, _entry(f"constant {_literal(t)}", t, q), q.dtype)
+                for k, t in enumerate(lowered.hoisted))
+        except Refused as r:
+            self.tail_refused = r
+        self._last: list[tuple[Tensor, bytes] | None] = [None] * first
+
+    def encode(self, inputs: list[Tensor]) -> bytes:
+        if len(inputs) != len(self.params):
+            raise Refused(f"the flow takes {len(self.params)} parameters, got {len(inputs)}")
+        parts = [self.head]
+        for k, (name, t) in enumerate(zip(self.params, inputs)):
+            last = self._last[k]
+            if last is None or last[0] is not t:  # tensors are immutable: same object, same bytes
+                last = self._last[k] = (t, encode_entry(
+                    k, _entry(f"parameter '{name}'", t, self.q), self.q.dtype))
+            parts.append(last[1])
+        if self.tail_refused is not None:
+            raise self.tail_refused
+        parts.append(self.tail)
+        return b"".join(parts)
 
 
 def _literal(t: Tensor) -> str:

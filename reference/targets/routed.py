@@ -7,9 +7,9 @@ from bark_vm.wire.status import Status
 from ..diagnostics import Diagnostic
 from ..graph.flow_graph import FlowGraph
 from ..lang.ast import Quant
-from ..lowering.compiled import Compiler
 from ..failures import DeviceFailure, Refused, TargetFailure, internal_error
-from ..lowering.envelopes import decode_result, encode_job
+from ..lowering.compiled import Compiled, Compiler
+from ..lowering.envelopes import RequestTemplate, decode_result
 from ..tensor import Tensor
 from .preflight import preflight
 from .target import Io, Ran, TargetKind
@@ -20,6 +20,7 @@ class RoutedTarget:
         """device: a VmDevice or CdpDevice (start, run, pid, alias, abort, close)."""
         self.device, self.kind, self.quant, self.compiler = device, kind, quant, compiler
         self.name = device.alias
+        self._templates: dict[int, tuple[Compiled, RequestTemplate]] = {}
 
     @property
     def pid(self) -> int | None:
@@ -53,8 +54,7 @@ class RoutedTarget:
                                              else DEFAULT_ABI, inputs)
             if compiled.refusal:
                 return 0
-            return len(encode_job(compiled.lowered, [inputs[p] for p in graph.params],
-                                  self.quant))
+            return len(self._request(compiled, graph, inputs))
         except Refused:
             return 0
 
@@ -62,14 +62,14 @@ class RoutedTarget:
             globals_: dict[str, Tensor] | None = None, round_flow: bool = False,
             on_start=None) -> Ran:
         flow = graph.flow
-        self.prepare(graph, inputs)  # while a device still starts, its job is lowered
+        if self.device.status is None:  # while the device starts, its job is lowered
+            self.prepare(graph, inputs)
         try:
             status = self.open()
             compiled = self.compiler.compile(graph, status.ir, inputs)
             if compiled.refusal:  # refused here exactly as the interpreter refuses it
                 raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {compiled.refusal}"))
-            request = encode_job(compiled.lowered, [inputs[p] for p in graph.params],
-                                 self.quant)
+            request = self._request(compiled, graph, inputs)
             preflight(self.name, status, compiled, len(request), round_flow)
         except Refused as e:  # by the lowering, the encoding or the pre-flight
             raise TargetFailure(Diagnostic("EPLAN", f"flow '{flow}': {e}", cause=e.cause)) \
@@ -93,6 +93,15 @@ class RoutedTarget:
                                            f"{e}", cause=e.kind), io=io) from None
         except Exception as e:
             raise TargetFailure(internal_error(flow, self.name, e), io=io) from None
+
+    def _request(self, compiled: Compiled, graph: FlowGraph, inputs: dict[str, Tensor]) -> bytes:
+        """The job's MNPK from its program's template, built once per run (`encode_job`'s
+        bytes); the compiled record is held so that its id is not reused meanwhile."""
+        held = self._templates.get(id(compiled))
+        if held is None:
+            held = self._templates[id(compiled)] = (compiled, RequestTemplate(compiled.lowered,
+                                                                              self.quant))
+        return held[1].encode([inputs[p] for p in graph.params])
 
     def close(self) -> None:
         self.device.close()
