@@ -59,8 +59,9 @@ def encode_job(lowered: Lowered, inputs: list[Tensor], quant) -> bytes:
 
 class RequestTemplate:
     """A lowered flow's MNPK built once (DESIGN §7): header, IR and the hoisted constants'
-    entries; a job encodes only its params, and a param that is the very tensor the last job
-    sent (a chain's data, every round) reuses its bytes. Same bytes as `encode_job`."""
+    entries; a job encodes only its params, and a param equal to the one the last job sent
+    (a sweep's data, every round of every chain) reuses its bytes. Same bytes as
+    `encode_job`."""
 
     def __init__(self, lowered: Lowered, quant):
         self.params = lowered.graph.params
@@ -85,7 +86,7 @@ class RequestTemplate:
         parts = [self.head]
         for k, (name, t) in enumerate(zip(self.params, inputs)):
             last = self._last[k]
-            if last is None or last[0] is not t:  # tensors are immutable: same object, same bytes
+            if last is None or (last[0] is not t and last[0] != t):  # same value, same bytes
                 last = self._last[k] = (t, encode_entry(
                     k, _entry(f"parameter '{name}'", t, self.q), self.q.dtype))
             parts.append(last[1])
