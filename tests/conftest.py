@@ -2,6 +2,7 @@
 import io
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -19,6 +20,11 @@ from support.scripts import FIT_DATA, H0, H2, HML
 settings.register_profile("suite", database=None)
 settings.load_profile("suite")
 set_hypothesis_home_dir(tempfile.mkdtemp(prefix="maned-hypothesis-"))
+
+# A suite started in the background (`cmd &` in a script) inherits SIGINT ignored, and so
+# would every tool it starts, whose Ctrl-C the tests send: they start as from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
