@@ -1,14 +1,18 @@
 """The conformance runner's judgement (conformance/runner.py): each status from the report
 fields that decide it, and a case file that is not a case refused by name."""
+import hashlib
+import json
 import sys
 
 import pytest
+from hypothesis import given, strategies as st
 
 import maned
 from bark_vm.container import worker_process
 from gates import FAKES, Gate, launcher
 from maned.pipeline.report import DiagnosticRecord, FlowOutputs, Value
-from maned.dispatch.trace import JobRecord
+from maned.dispatch.trace import JobRecord, outputs_digest
+from maned.tensor import Tensor
 from maned_conformance.cases import CASES, Case, CaseError, Refusal, load
 from maned_conformance.runner import judge, run_case
 from maned_conformance.targets import LocalUnderTest, VmUnderTest, WorkerUnderTest
@@ -226,3 +230,17 @@ def test_a_refusal_before_sending_is_in_the_interpreters_words(case):
              for r in (local, routed)]
     assert words[0] and words[0] == words[1]
     assert not routed.jobs  # refused before a job was sent
+
+
+_TENSORS = st.lists(st.integers(-2**63, 2**63), min_size=1, max_size=6).map(
+    lambda v: Tensor((len(v),), tuple(v)))
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=8), _TENSORS | st.integers(
+    -9, 9).map(Tensor.scalar), max_size=4))
+def test_a_job_digest_is_the_sha256_of_the_canonical_json_of_its_outputs(outputs):
+    """docs/api.md: `digest` is the SHA-256 of the canonical JSON of {name: [shape, values]},
+    names sorted and escaped as JSON escapes them, no spaces."""
+    doc = {name: [list(t.shape), list(t.data)] for name, t in outputs.items()}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    assert outputs_digest(outputs) == hashlib.sha256(text.encode()).hexdigest()
