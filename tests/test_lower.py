@@ -5,6 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 from bark_vm.wire.ir import Instr
 from maned.static_check import check
+from maned.lang.ast import Quant
 from maned.tensor import Tensor
 from maned.failures import DeviceFailure, Refused
 from maned.lowering.envelopes import RequestTemplate, decode_result, encode_job, job_quant
@@ -221,8 +222,14 @@ def test_a_template_says_a_parameter_that_cannot_travel_before_a_constant():
     template = RequestTemplate(lower(g, 1), program.quant)
     with pytest.raises(Refused, match="parameter 'x' holds 300"):
         template.encode([Tensor((2,), (1, 300))])
-    with pytest.raises(Refused, match="constant 200"):
+    with pytest.raises(Refused, match="constant 200") as first:
         template.encode([Tensor.scalar(1)])
+    with pytest.raises(Refused, match="constant 200") as again:
+        template.encode([Tensor.scalar(1)])
+    assert again.value is not first.value  # a fresh refusal: no traceback piles onto one
+    # the arity is said before the quant block, as a whole request's encoding said it
+    with pytest.raises(Refused, match="the flow takes 1 parameters, got 0"):
+        encode_job(lower(g, 1), [], Quant(40000, -1000, 0))
 
 
 def test_decode_result_checks():

@@ -54,14 +54,20 @@ def _entry(what: str, t: Tensor, q: QuantBlock) -> tuple[tuple[int, ...], tuple]
 def encode_job(lowered: Lowered, inputs: list[Tensor], quant) -> bytes:
     """The MNPK for one run of a lowered flow; `inputs` are its params in declaration order.
     A Refused says what cannot travel; the caller names the job."""
+    _arity(lowered.graph.params, inputs)
     return RequestTemplate(lowered, quant).encode(inputs)
+
+
+def _arity(params: tuple[str, ...], inputs: list[Tensor]) -> None:
+    if len(inputs) != len(params):
+        raise Refused(f"the flow takes {len(params)} parameters, got {len(inputs)}")
 
 
 class RequestTemplate:
     """A lowered flow's MNPK built once (DESIGN §7): header, IR and the hoisted constants'
     entries; a job encodes only its params, and a param equal to the one the last job sent
-    (a sweep's data, every round of every chain) reuses its bytes. Same bytes as
-    `encode_job`."""
+    (a sweep's data, every round of every chain) reuses its bytes. Same bytes, and the same
+    first refusal, as encoding the whole request anew."""
 
     def __init__(self, lowered: Lowered, quant):
         self.params = lowered.graph.params
@@ -71,27 +77,33 @@ class RequestTemplate:
             self.head = request_head(q, lowered.ir, first + len(lowered.hoisted))
         except ValueError as e:
             raise Refused(str(e)) from None
-        self.tail, self.tail_refused = b"", None
+        self.tail, self._tail_refused = b"", None
         try:  # a constant that cannot travel is said after the params, as it always was
             self.tail = b"".join(
                 encode_entry(first + k, _entry(f"constant {_literal(t)}", t, q), q.dtype)
                 for k, t in enumerate(lowered.hoisted))
         except Refused as r:
-            self.tail_refused = r
+            self._tail_refused = (r.message, r.cause)
         self._last: list[tuple[Tensor, bytes] | None] = [None] * first
 
     def encode(self, inputs: list[Tensor]) -> bytes:
-        if len(inputs) != len(self.params):
-            raise Refused(f"the flow takes {len(self.params)} parameters, got {len(inputs)}")
+        _arity(self.params, inputs)
+        # every param is checked before any is encoded, as a whole request's were
+        chosen: list[bytes | tuple[Tensor, tuple]] = []
+        for name, t, last in zip(self.params, inputs, self._last):
+            if last is not None and (last[0] is t or last[0] == t):  # same value, same bytes
+                chosen.append(last[1])
+            else:
+                chosen.append((t, _entry(f"parameter '{name}'", t, self.q)))
+        if self._tail_refused is not None:
+            raise Refused(*self._tail_refused)  # a fresh one: nothing piles onto a kept one
         parts = [self.head]
-        for k, (name, t) in enumerate(zip(self.params, inputs)):
-            last = self._last[k]
-            if last is None or (last[0] is not t and last[0] != t):  # same value, same bytes
-                last = self._last[k] = (t, encode_entry(
-                    k, _entry(f"parameter '{name}'", t, self.q), self.q.dtype))
-            parts.append(last[1])
-        if self.tail_refused is not None:
-            raise self.tail_refused
+        for k, c in enumerate(chosen):
+            if isinstance(c, tuple):
+                data = encode_entry(k, c[1], self.q.dtype)
+                self._last[k] = (c[0], data)  # one tuple: its bytes are its tensor's
+                c = data
+            parts.append(c)
         parts.append(self.tail)
         return b"".join(parts)
 
