@@ -27,6 +27,11 @@ import sys
 
 PR_SET_PDEATHSIG, PR_SET_NAME = 1, 15
 MAX_MESSAGE = 64 * 1024
+# The socket's words, both ways (reference/targets/vm_forks.py speaks them too)
+FORK, KILL = "fork", "kill"              # asked
+FORKED, FAILED, EXITED = "forked", "failed", "exited"  # answered
+ARG_SEP = b"\0"                          # between a fork's number and each argument
+USAGE = "usage: python -m bark_vm.fork_server SOCKET_FD COORDINATOR_PID"
 
 
 def _send(sock: socket.socket, *words) -> None:
@@ -65,16 +70,16 @@ class WarmParent:
         if not data:
             return False
         verb, _, rest = data.partition(b" ")
-        if verb == b"kill":
+        if verb == KILL.encode():
             pid = self.by_number.get(int(rest))
             if pid is not None:  # not reaped yet (only this thread reaps): still our child
                 os.kill(pid, signal.SIGKILL)
             return True
-        number, *argv = rest.split(b"\0")
+        number, *argv = rest.split(ARG_SEP)
         try:
             self._fork(int(number), [a.decode() for a in argv], fds, poller)
         except OSError as e:
-            _send(self.sock, "failed", int(number), f"{type(e).__name__}: {e}")
+            _send(self.sock, FAILED, int(number), f"{type(e).__name__}: {e}")
         finally:
             for fd in fds:
                 os.close(fd)
@@ -94,7 +99,7 @@ class WarmParent:
         self.children[pidfd] = (number, pid)
         self.by_number[number] = pid
         poller.register(pidfd, select.POLLIN)
-        _send(self.sock, "forked", number, pid)
+        _send(self.sock, FORKED, number, pid)
 
     def _child(self, parent: int, argv: list[str], fds: list[int]) -> None:
         """In the child: bark-vm on the three fds, dying with the warm parent. Never returns."""
@@ -130,7 +135,7 @@ class WarmParent:
         os.close(pidfd)
         del self.by_number[number]
         _, status = os.waitpid(pid, 0)
-        _send(self.sock, "exited", number, os.waitstatus_to_exitcode(status))
+        _send(self.sock, EXITED, number, os.waitstatus_to_exitcode(status))
 
     def end(self) -> None:
         """Kill every child and reap it: nothing is left behind."""
@@ -141,8 +146,13 @@ class WarmParent:
 
 
 def main(argv: list[str] | None = None) -> None:
-    fd, coordinator = map(int, (argv or sys.argv[1:])[:2])
-    sock = socket.socket(fileno=fd)
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        fd, coordinator = (int(a) for a in args)
+        sock = socket.socket(fileno=fd)
+    except (ValueError, OSError) as e:  # started by hand: a usage line, not a traceback
+        sys.stderr.write(f"{USAGE}\nerror: {e}\n")
+        sys.exit(2)
     try:
         watch = os.pidfd_open(coordinator)
     except OSError:

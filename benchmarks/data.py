@@ -54,9 +54,10 @@ def inputs(algo: str, rows: int, seed: int = 20261201) -> dict[str, Tensor]:
 
 
 def checked_run(source: str, inputs: dict, targets: set[str] | None = None, rounds=None,
-                **kwargs) -> None:
+                **kwargs) -> list:
     """maned.run, refusing to be timed as a success unless it was one: exit 0, its round
-    jobs (all `rounds` of them, when given) on `targets` (default: wherever they ran)."""
+    jobs (all `rounds` of them, when given) on `targets` (default: wherever they ran).
+    Returns those round jobs' records."""
     import maned
 
     report = maned.run(source=source, inputs=inputs, **kwargs)
@@ -69,3 +70,4 @@ def checked_run(source: str, inputs: dict, targets: set[str] | None = None, roun
     if targets is not None and {j.target for j in jobs} != targets:
         raise RuntimeError(f"a benchmark run's rounds ran on {sorted({j.target for j in jobs})}"
                            f", not {sorted(targets)}")
+    return jobs

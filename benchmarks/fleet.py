@@ -13,14 +13,14 @@ sleeps out the hold): coordinator and workers together may need more than its co
 the larger N, which the two CPU figures show."""
 import os
 import resource
-import secrets
+import statistics
 from contextlib import ExitStack
 
 from bark_vm.container import worker_process
 
 from . import data
 from .figures import Figure, share, sides_of
-from .sweeps import PASS_VAR, http_devices
+from .sweeps import http_devices, password_in_env
 from .timing import alternate
 from .workers import USER
 
@@ -56,18 +56,14 @@ class Side:
         self.rounds = 0
 
     def __call__(self) -> None:
-        import maned
+        from maned.ml.round_graphs import config_of
 
         workers = _cpu_of(self.pids)
         before = resource.getrusage(resource.RUSAGE_SELF)
-        report = maned.run(source=self.source, inputs=self.inputs)
+        rounds = data.checked_run(self.source, self.inputs)
         after = resource.getrusage(resource.RUSAGE_SELF)
         self.worker_cpu.append(_cpu_of(self.pids) - workers)
-        if report.exit_code:
-            raise RuntimeError("a fleet run failed: "
-                               + "; ".join(d.message for d in report.diagnostics))
-        rounds = [j for j in report.jobs if "#r" in j.flow]
-        wrong = [j for j in rounds if j.target != self.aliases[_config(j.flow) % len(
+        wrong = [j for j in rounds if j.target != self.aliases[config_of(j.flow) % len(
             self.aliases)]]
         if wrong:
             raise RuntimeError(f"a fleet run put {wrong[0].flow} on {wrong[0].target}")
@@ -86,22 +82,13 @@ def _cpu_of(pids: list[int]) -> float:
     return total / ticks
 
 
-def _config(flow: str) -> int:
-    """The configuration of a round job's flow name, `fit#c3#r7` -> 3."""
-    return int(flow.split("#c")[1].split("#")[0])
-
-
 def measure(scale: str) -> list[Figure]:
     plan = PLAN[scale]
     inputs = data.inputs(ALGO, ROWS)
     figures = []
     for hold in plan["holds_ms"]:
         with ExitStack() as stack:
-            password = secrets.token_hex(16)
-            before = os.environ.get(PASS_VAR)
-            os.environ[PASS_VAR] = password
-            stack.callback(lambda: os.environ.pop(PASS_VAR, None) if before is None
-                           else os.environ.__setitem__(PASS_VAR, before))
+            password = password_in_env(stack)
             workers = [stack.enter_context(worker_process(f"w{i}", USER, password,
                                                           ("--hold-ms", str(hold))))
                        for i in range(max(plan["workers"]))]
@@ -132,15 +119,11 @@ def _figures(hold: int, ns, sides: dict, samples: dict) -> list[Figure]:
                          "the ideal is the time the holds alone take"))
         out[-1] = Figure(**{**out[-1].to_json(), "better": "higher",
                             "sides": sides_of({f"x{n}": s})})
-        out.append(Figure(f"fleet/h{hold}/x{n}/cpu_per_round", _median(side.cpu) / side.rounds
-                          * 1e6, "us", f"{n} workers, {hold} ms rounds: the coordinator's CPU "
+        out.append(Figure(f"fleet/h{hold}/x{n}/cpu_per_round",
+                          statistics.median(side.cpu) / side.rounds * 1e6, "us", f"{n} workers, {hold} ms rounds: the coordinator's CPU "
                           "(user + system, this process) per round job", "lower"))
         out.append(Figure(f"fleet/h{hold}/x{n}/worker_cpu_per_round",
-                          _median(side.worker_cpu) / side.rounds * 1e6, "us",
+                          statistics.median(side.worker_cpu) / side.rounds * 1e6, "us",
                           f"{n} workers, {hold} ms rounds: the workers' CPU (user + system, "
                           "all of them) per round job, which a real fleet spends elsewhere"))
     return out
-
-
-def _median(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2]

@@ -78,6 +78,16 @@ def measure_s6(scale: str, http) -> list[Figure]:
             for name, slow, fast, about in pairs]
 
 
+def password_in_env(stack) -> str:
+    """A fresh password in PASS_VAR, which the scripts' devices read (`env(...)`); the
+    variable is put back as it was when `stack` closes."""
+    password, before = secrets.token_hex(16), os.environ.get(PASS_VAR)
+    os.environ[PASS_VAR] = password
+    stack.callback(lambda: os.environ.pop(PASS_VAR, None) if before is None
+                   else os.environ.__setitem__(PASS_VAR, before))
+    return password
+
+
 def http_devices(workers) -> str:
     return "".join(f'device::{w.alias} {{ host = "{w.host}"; port = {w.port}; user = "{USER}"; '
                    f'pass = env("{PASS_VAR}"); }}\n' for w in workers)
@@ -112,11 +122,7 @@ def measure(scale: str) -> list[Figure]:
     with ExitStack() as stack:
         http = []
         if "http" in plan["kinds"]:
-            password = secrets.token_hex(16)
-            before = os.environ.get(PASS_VAR)
-            os.environ[PASS_VAR] = password
-            stack.callback(lambda: os.environ.pop(PASS_VAR, None) if before is None
-                           else os.environ.__setitem__(PASS_VAR, before))
+            password = password_in_env(stack)
             http = [stack.enter_context(worker_process(f"w{i}", USER, password))
                     for i in range(max(plan["workers"]))]
         pool = stack.enter_context(ProcessPoolExecutor(2))

@@ -17,7 +17,7 @@ from maned.failures import DeviceFailure
 from maned.targets import vm_forks
 from maned.targets.vm import VmDevice, vm_command
 from gates import until
-from support.processes import MANED_RUN, children, gone, kill, start
+from support.processes import MANED_RUN, children, gone, kill, run, start
 from support.signals import default_sigint
 
 pytestmark = pytest.mark.skipif(not vm_forks.CAN_FORK,
@@ -301,3 +301,13 @@ def test_ctrl_c_ends_the_warm_parent_and_its_children(workdir, to):
             kill(pid)
     assert (proc.returncode, out, err) == (130, "", INTERRUPTED + "\n")
     assert all(gone(p) for p in (parent, *vms))
+
+
+@pytest.mark.parametrize("argv", [[], ["x", "1"], ["99999", str(os.getpid())], ["1", "2", "3"]])
+def test_the_warm_parent_started_by_hand_says_its_usage(argv):
+    """Its arguments are the coordinator's to give; started wrongly by hand it says how it
+    is started, exit 2, no traceback."""
+    p = run([sys.executable, "-m", "bark_vm.fork_server"], *argv)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("usage: python -m bark_vm.fork_server SOCKET_FD "
+                               "COORDINATOR_PID\nerror: ") and "Traceback" not in p.stderr

@@ -144,7 +144,7 @@ def _accept_loop(listener: socket.socket, worker: Endpoints) -> None:
                 wake_r.recv(64)  # the handler runs (and raises _Stop) right after this
             if worker.returns in ready:
                 for sock in worker.take_returned():
-                    idle[sock] = time.monotonic() + http.KEEP_ALIVE_IDLE_S
+                    _keep(idle, sock)
             if listener in ready:
                 for sock in idle:  # another client waits: no idle connection holds the worker
                     http.close(sock)

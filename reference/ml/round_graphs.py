@@ -14,6 +14,11 @@ def round_name(definition: str, config: int, round_: int) -> str:
     return f"{definition}#c{config}#r{round_}"
 
 
+def config_of(flow: str) -> int:
+    """The K of a round's name `<def>#c<K>#r<R>`: its configuration."""
+    return int(flow.rpartition("#c")[2].partition("#r")[0])
+
+
 def hyper_key(cfg: dict, inputs: tuple[str, ...] = ()) -> tuple:
     """The hyperparameters a round graph may depend on, as a key; `inputs` are those that
     reach the round only as input tensors (so configurations differing in them share it)."""

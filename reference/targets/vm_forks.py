@@ -17,6 +17,8 @@ import tempfile
 import threading
 import time
 
+from bark_vm.fork_server import ARG_SEP, EXITED, FAILED, FORK, FORKED, KILL
+
 from .bounds import CLOSE_GRACE_S, START_DEADLINE_S
 
 DEFAULT_VM = (sys.executable, "-m", "bark_vm.vm")  # this install's Bark VM: its one home
@@ -77,7 +79,7 @@ class WarmParent:
         Does not wait: the warm parent may still be importing numpy."""
         with self._cond:
             number, self._next = self._next, self._next + 1
-        message = f"fork {number}".encode() + b"".join(b"\0" + a.encode() for a in argv)
+        message = f"{FORK} {number}".encode() + b"".join(ARG_SEP + a.encode() for a in argv)
         try:
             socket.send_fds(self._sock, [message], list(fds))
         except OSError:  # it died before it could read a request (its numpy missing, say)
@@ -88,7 +90,7 @@ class WarmParent:
     def kill(self, number: int) -> None:
         """SIGKILL to child N, unless it has ended (the warm parent checks, and reaps)."""
         try:
-            self._sock.send(f"kill {number}".encode())
+            self._sock.send(f"{KILL} {number}".encode())
         except OSError:  # the warm parent is gone, and its children with it
             pass
 
@@ -139,11 +141,11 @@ class WarmParent:
                 self.ended = True
                 continue
             verb, number, rest = data.decode().split(" ", 2)
-            if verb == "forked":
+            if verb == FORKED:
                 self.pids[int(number)] = int(rest)
-            elif verb == "exited":
+            elif verb == EXITED:
                 self.codes[int(number)] = int(rest)
-            elif verb == "failed":
+            elif verb == FAILED:
                 self.failed[int(number)] = rest
 
     def why_ended(self) -> str:
