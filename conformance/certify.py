@@ -117,9 +117,9 @@ def certify_machine(args) -> int:
     machine.start()
     try:
         if not machine.wait_for("BOOT-COMPLETE", args.boot_timeout):
-            return _usage(f"the machine did not finish booting in {args.boot_timeout:g} s "
-                          f"({mode}, {accel}); its serial console is in "
-                          f"{Path(args.out) / 'serial.log'}")
+            return _usage(f"the machine did not boot ({mode}, {accel}): "
+                          f"{machine.not_booted(args.boot_timeout)}; its serial console is "
+                          f"in {Path(args.out) / 'serial.log'}")
         booted = time.monotonic() - t0
         sys.stdout.write(f"maned-certify: {image.name} booted ({mode}, {accel}) in "
                          f"{booted:.0f} s\n")

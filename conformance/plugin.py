@@ -105,8 +105,8 @@ def _boot_machine(stack: ExitStack, config, image: str) -> str:
     machine.start()
     stack.callback(machine.stop)
     if not machine.wait_for("BOOT-COMPLETE", BOOT_DEADLINE_S):
-        pytest.fail(f"--bark-boot {image}: no BOOT-COMPLETE on the serial console in "
-                    f"{BOOT_DEADLINE_S:g} s (see {machine.serial_log})", pytrace=False)
+        pytest.fail(f"--bark-boot {image}: {machine.not_booted(BOOT_DEADLINE_S)} (see "
+                    f"{machine.serial_log})", pytrace=False)
     return f"http://127.0.0.1:{machine.port}"
 
 

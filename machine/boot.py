@@ -7,6 +7,7 @@ The accelerator: `kvm` or `tcg` as asked; `auto` is KVM only when a 512-byte gue
 under KVM prints on its serial port within ACCEL_PROBE_S (a /dev/kvm that cannot run a guest,
 as on these machines, is TCG), else TCG."""
 import os
+import re
 import shutil
 import signal
 import socket
@@ -30,6 +31,12 @@ MODES = ("bios", "uefi", "secure")
 MEMORY_MIB = 1536  # the system unpacks into RAM (about 200 MB) beside its archive
 ACCEL_PROBE_S = 10
 BOOT_DEADLINE_S = 900.0  # to BOOT-COMPLETE under emulation (TCG) on a loaded machine
+# Under TCG the guest gets one CPU: with two, a boot on a loaded host now and then hung for
+# good with both vCPUs spinning in udev workers (the kernel's soft-lockup watchdog said so,
+# CI 2026-12-02); one CPU costs about 15 s of boot. KVM runs a real guest: two CPUs.
+CPUS = {"kvm": 2, "tcg": 1}
+HUNG_S = 120  # a CPU the guest kernel reports stuck this long: the boot will not finish
+SOFT_LOCKUP = re.compile(r"soft lockup - CPU#\d+ stuck for (\d+)s!.*")
 STOP_S = 10
 # mov dx,0x3f8; mov al,'O'; out dx,al; mov al,'K'; out dx,al; cli; hlt; jmp $-2
 PROBE_SECTOR = bytes.fromhex("baf803b04feeb04beefaf4ebfd").ljust(510, b"\0") + b"\x55\xaa"
@@ -100,7 +107,8 @@ class Machine:
     def command(self) -> list[str]:
         if self.mode not in MODES:
             raise ValueError(f"boot mode {self.mode!r}: choose among {', '.join(MODES)}")
-        cmd = [QEMU, "-accel", self.accel, "-m", str(self.memory_mib), "-smp", "2",
+        cmd = [QEMU, "-accel", self.accel, "-m", str(self.memory_mib),
+               "-smp", str(CPUS[self.accel]),
                "-display", "none", "-monitor", "none", "-no-user-config", "-nodefaults",
                "-chardev", f"socket,id=ser0,path={self.serial_socket},server=on,wait=off,"
                f"logfile={self.serial_log}", "-serial", "chardev:ser0",
@@ -150,16 +158,33 @@ class Machine:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def hung(self) -> str | None:
+        """The guest kernel's line saying a CPU has been stuck HUNG_S or longer, or None."""
+        for m in SOFT_LOCKUP.finditer(self.serial_text()):
+            if int(m.group(1)) >= HUNG_S:
+                return m.group(0).strip()
+        return None
+
     def wait_for(self, text: str, deadline_s: float, after: int = 0) -> bool:
-        """Whether `text` shows on the serial console (past offset `after`) in time."""
+        """Whether `text` shows on the serial console (past offset `after`) in time; False
+        at once when QEMU has ended or the guest kernel has hung."""
         give_up = time.monotonic() + deadline_s
         while time.monotonic() < give_up:
             if text in self.serial_text()[after:]:
                 return True
-            if not self.running():
+            if not self.running() or self.hung():
                 return text in self.serial_text()[after:]
             time.sleep(0.5)
         return False
+
+    def not_booted(self, deadline_s: float) -> str:
+        """Why a wait for BOOT-COMPLETE failed, in words for a report."""
+        stuck = self.hung()
+        if stuck:
+            return f"its kernel hung ({stuck})"
+        if not self.running():
+            return f"QEMU ended (exit code {self.proc.returncode}) before BOOT-COMPLETE"
+        return f"no BOOT-COMPLETE on the serial console in {deadline_s:g} s"
 
     def type(self, text: str) -> None:
         """Send `text` to the serial console, as typed on it."""

@@ -147,6 +147,40 @@ def test_qemu_boots_the_image_as_a_usb_stick_with_an_rtl8139(tmp_path, mode, pre
         assert "OVMF_CODE_4M.secboot.fd" in cmd and "property=secure,value=on" in cmd
 
 
+@pytest.mark.parametrize("accel, cpus", [("tcg", "1"), ("kvm", "2")])
+def test_an_emulated_guest_gets_one_cpu_and_a_kvm_guest_two(tmp_path, accel, cpus):
+    cmd = Machine(Path("stick.img"), "bios", accel, port=4999, folder=tmp_path).command()
+    assert cmd[cmd.index("-smp") + 1] == cpus
+
+
+def test_a_wait_for_the_boot_ends_when_the_guest_kernel_says_a_cpu_is_stuck(tmp_path):
+    """A running process stands in for QEMU (its console is the log file): a CPU stuck
+    under HUNG_S is waited through; stuck HUNG_S or longer ends the wait, saying why."""
+    import subprocess
+    import threading
+    from maned_machine.boot import HUNG_S
+    m = Machine(Path("stick.img"), "bios", "tcg", folder=tmp_path)
+    m.proc = subprocess.Popen(["sleep", "600"])
+    try:
+        stuck = "[ %d.5] watchdog: BUG: soft lockup - CPU#1 stuck for %ds! [(udev-worker):135]\n"
+        m.serial_log.write_text(stuck % (40, 23))
+        assert m.hung() is None
+        result = []
+        waiting = threading.Thread(target=lambda: result.append(
+            m.wait_for("BOOT-COMPLETE", 10_000)), daemon=True)
+        waiting.start()
+        with m.serial_log.open("a") as log:
+            log.write(stuck % (200, HUNG_S))
+        waiting.join(600)  # a guard only: the wait ends within a poll of the line
+        assert result == [False] and m.running()
+        assert m.not_booted(10_000) == (f"its kernel hung (soft lockup - CPU#1 stuck for "
+                                        f"{HUNG_S}s! [(udev-worker):135])")
+    finally:
+        m.kill()
+    m.serial_log.write_text("")
+    assert m.not_booted(1) == "QEMU ended (exit code -9) before BOOT-COMPLETE"
+
+
 def test_the_kvm_probe_is_a_boot_sector_that_prints_ok():
     assert len(PROBE_SECTOR) == 512 and PROBE_SECTOR.endswith(b"\x55\xaa")
     assert PROBE_SECTOR[:3] == b"\xba\xf8\x03"  # mov dx, 0x3f8: the first serial port
