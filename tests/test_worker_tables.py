@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from hypothesis import example, given, strategies as st
 
 from bark_vm.server.auth import Authenticator
 from bark_vm.server.job_table import JobTable
@@ -154,3 +155,56 @@ def test_token_table_is_lru_of_16_and_secrets_stay_out_of_reprs():
     assert code_of(a.check, "")[0] == "AUTH_REQUIRED"
     text = repr(a) + str(vars(WorkerError("AUTH_FAILED", "locked")))
     assert "secret-value" not in text and tokens[0] not in repr(a)
+
+
+def _model_login(table: dict, name: str, good: bool, now: float, bound: int) -> str:
+    """The failure table's rule written the plain way (every record looked at on each drop):
+    what a login answers, and the table after it."""
+    record = table.get(name)
+    if record is not None and record[1] is not None:
+        if now < record[1]:
+            return "locked"
+        record[0], record[1] = 0, None
+    if name == "u" and good:
+        table.pop(name, None)
+        return "ok"
+    record = table.pop(name, None) or [0, None]
+    table[name] = record
+    record[0] += 1
+    if record[0] >= 3:
+        record[1] = now + 60
+    if len(table) > bound + 1:
+        others = [k for k in table if k != "u"]
+        unlocked = [k for k in others if k != name and (table[k][1] is None
+                                                        or table[k][1] <= now)]
+        del table[unlocked[0] if unlocked else name if name != "u" else others[0]]
+    return "failed"
+
+
+STEPS = st.lists(st.tuples(st.sampled_from(["u", "a", "b", "c", "d"]), st.booleans(),
+                           st.sampled_from([0, 0, 0, 0, 0, 1, 60])), max_size=60)
+EVERY_OTHER_LOCKED = [(n, False, 0) for n in "aaabbb"] + [("c", False, 0), ("u", False, 0)]
+
+
+@given(STEPS)
+@example(EVERY_OTHER_LOCKED + [("c", False, 0)] * 3)  # then the user's failure
+@example(EVERY_OTHER_LOCKED + [("a", False, 60), ("d", False, 0)])  # a lock runs out
+def test_the_failure_table_drops_what_the_plain_rule_drops(steps):
+    """With room for 2 other names, any run of logins (good or bad, the clock moving by 0, 1
+    or 60 s, the lock-out) gives the answers and leaves the records of the plain rule, in
+    its order."""
+    import bark_vm.server.auth as auth
+    clock, model = Clock(), {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(auth, "MAX_TRACKED_NAMES", 2)
+        a = Authenticator("u", "secret", lockout_s=60, clock=clock)
+        for name, good, tick in steps:
+            clock.now += tick
+            try:
+                a.login(name, "secret" if good else "guess")
+                answer = "ok"
+            except WorkerError as e:
+                answer = "locked" if e.detail == "locked" else "failed"
+            assert answer == _model_login(model, name, good, clock.now, 2)
+            assert [(k, r.count, r.locked_until) for k, r in a._failures.items()] == \
+                [(k, c, t) for k, (c, t) in model.items()]

@@ -24,6 +24,7 @@ MAX_TRACKED_NAMES = 4096  # failure records kept for other names than the worker
 class _Failures:
     count: int = 0
     locked_until: float | None = None
+    is_user: bool = False  # the worker's own user's record (compared once, in constant time)
 
 
 def _bytes(text: str) -> bytes:
@@ -63,26 +64,34 @@ class Authenticator:
 
     def _fail(self, username: str, now: float) -> None:
         """Count a failure. The table is bounded, but no name's failures can push out the
-        worker's own user's record, nor a locked one: past the bound, the oldest record of
-        another name that is not locked goes; when every one is locked the new name is not
-        tracked, or, for the worker's user, the oldest locked other name goes (another name
-        cannot log in anyway: only the worker's user can)."""
-        record = self._failures.pop(username, None) or _Failures()
+        worker's own user's record, nor a locked one (see `_drop_one`)."""
+        record = self._failures.pop(username, None) or _Failures(
+            is_user=hmac.compare_digest(_bytes(username), self._user))
         self._failures[username] = record  # most recent last
         record.count += 1
         if record.count >= LOCKOUT_FAILURES:
             record.locked_until = now + self._lockout_s
         if len(self._failures) > MAX_TRACKED_NAMES + 1:  # + 1: the user's own record
-            others = [(k, r) for k, r in self._failures.items()
-                      if not hmac.compare_digest(_bytes(k), self._user)]
-            unlocked = [k for k, r in others if k != username
-                        and (r.locked_until is None or r.locked_until <= now)]
-            if unlocked:
-                del self._failures[unlocked[0]]
-            elif not hmac.compare_digest(_bytes(username), self._user):
-                del self._failures[username]  # every other record is locked: not tracked
-            else:  # the user's own failure: a locked other name goes (it cannot log in)
-                del self._failures[others[0][0]]
+            self._drop_one(username, record, now)
+
+    def _drop_one(self, username: str, record: _Failures, now: float) -> None:
+        """Past the bound, the oldest record of another name that is not locked goes (the
+        first one met: a flood of single failures costs one step each); when every one is
+        locked the new name is not tracked, or, for the worker's user, the oldest locked
+        other name goes (another name cannot log in anyway: only the worker's user can)."""
+        goes = None
+        for name, r in self._failures.items():
+            if r.is_user:
+                continue
+            if r.locked_until is None or r.locked_until <= now:
+                goes = name
+                break
+            if goes is None:
+                goes = name
+        else:
+            if not record.is_user:
+                goes = username  # every other record is locked: not tracked
+        del self._failures[goes]
 
     def is_locked(self, username: str) -> bool:
         record = self._failures.get(username)
