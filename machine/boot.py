@@ -107,6 +107,9 @@ class Machine:
     def command(self) -> list[str]:
         if self.mode not in MODES:
             raise ValueError(f"boot mode {self.mode!r}: choose among {', '.join(MODES)}")
+        if self.accel not in CPUS:
+            raise ValueError(f"accelerator {self.accel!r}: choose among {', '.join(CPUS)} "
+                             "(resolve auto with accelerator())")
         cmd = [QEMU, "-accel", self.accel, "-m", str(self.memory_mib),
                "-smp", str(CPUS[self.accel]),
                "-display", "none", "-monitor", "none", "-no-user-config", "-nodefaults",
@@ -158,9 +161,10 @@ class Machine:
     def running(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
-    def hung(self) -> str | None:
-        """The guest kernel's line saying a CPU has been stuck HUNG_S or longer, or None."""
-        for m in SOFT_LOCKUP.finditer(self.serial_text()):
+    def hung(self, text: str | None = None) -> str | None:
+        """The guest kernel's line saying a CPU has been stuck HUNG_S or longer, or None
+        (in `text`, the serial console read already, or read now)."""
+        for m in SOFT_LOCKUP.finditer(self.serial_text() if text is None else text):
             if int(m.group(1)) >= HUNG_S:
                 return m.group(0).strip()
         return None
@@ -170,9 +174,10 @@ class Machine:
         at once when QEMU has ended or the guest kernel has hung."""
         give_up = time.monotonic() + deadline_s
         while time.monotonic() < give_up:
-            if text in self.serial_text()[after:]:
+            console = self.serial_text()
+            if text in console[after:]:
                 return True
-            if not self.running() or self.hung():
+            if not self.running() or self.hung(console):
                 return text in self.serial_text()[after:]
             time.sleep(0.5)
         return False

@@ -151,6 +151,8 @@ def test_qemu_boots_the_image_as_a_usb_stick_with_an_rtl8139(tmp_path, mode, pre
 def test_an_emulated_guest_gets_one_cpu_and_a_kvm_guest_two(tmp_path, accel, cpus):
     cmd = Machine(Path("stick.img"), "bios", accel, port=4999, folder=tmp_path).command()
     assert cmd[cmd.index("-smp") + 1] == cpus
+    with pytest.raises(ValueError, match="accelerator 'auto': choose among kvm, tcg"):
+        Machine(Path("stick.img"), "bios", "auto", folder=tmp_path).command()
 
 
 def test_a_wait_for_the_boot_ends_when_the_guest_kernel_says_a_cpu_is_stuck(tmp_path):

@@ -7,7 +7,7 @@ from hypothesis import example, given, strategies as st
 
 from bark_vm.server.auth import Authenticator
 from bark_vm.server.job_table import JobTable
-from bark_vm.wire.constants import WorkerError
+from bark_vm.wire.constants import LOCKOUT_FAILURES, WorkerError
 
 
 class Clock:
@@ -157,6 +157,9 @@ def test_token_table_is_lru_of_16_and_secrets_stay_out_of_reprs():
     assert "secret-value" not in text and tokens[0] not in repr(a)
 
 
+LOCKOUT_S = 60
+
+
 def _model_login(table: dict, name: str, good: bool, now: float, bound: int) -> str:
     """The failure table's rule written the plain way (every record looked at on each drop):
     what a login answers, and the table after it."""
@@ -171,8 +174,8 @@ def _model_login(table: dict, name: str, good: bool, now: float, bound: int) -> 
     record = table.pop(name, None) or [0, None]
     table[name] = record
     record[0] += 1
-    if record[0] >= 3:
-        record[1] = now + 60
+    if record[0] >= LOCKOUT_FAILURES:
+        record[1] = now + LOCKOUT_S
     if len(table) > bound + 1:
         others = [k for k in table if k != "u"]
         unlocked = [k for k in others if k != name and (table[k][1] is None
@@ -182,13 +185,14 @@ def _model_login(table: dict, name: str, good: bool, now: float, bound: int) -> 
 
 
 STEPS = st.lists(st.tuples(st.sampled_from(["u", "a", "b", "c", "d"]), st.booleans(),
-                           st.sampled_from([0, 0, 0, 0, 0, 1, 60])), max_size=60)
-EVERY_OTHER_LOCKED = [(n, False, 0) for n in "aaabbb"] + [("c", False, 0), ("u", False, 0)]
+                           st.sampled_from([0, 0, 0, 0, 0, 1, LOCKOUT_S])), max_size=60)
+THREE_LOCKED = [(n, False, 0) for n in "abc" for _ in range(LOCKOUT_FAILURES)]  # table full
 
 
 @given(STEPS)
-@example(EVERY_OTHER_LOCKED + [("c", False, 0)] * 3)  # then the user's failure
-@example(EVERY_OTHER_LOCKED + [("a", False, 60), ("d", False, 0)])  # a lock runs out
+@example(THREE_LOCKED + [("d", False, 0)])  # a new name is not tracked
+@example(THREE_LOCKED + [("u", False, 0)])  # the user's failure: the oldest locked name goes
+@example(THREE_LOCKED + [("a", False, LOCKOUT_S), ("d", False, 0)])  # a's lock runs out
 def test_the_failure_table_drops_what_the_plain_rule_drops(steps):
     """With room for 2 other names, any run of logins (good or bad, the clock moving by 0, 1
     or 60 s, the lock-out) gives the answers and leaves the records of the plain rule, in
@@ -197,7 +201,7 @@ def test_the_failure_table_drops_what_the_plain_rule_drops(steps):
     clock, model = Clock(), {}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(auth, "MAX_TRACKED_NAMES", 2)
-        a = Authenticator("u", "secret", lockout_s=60, clock=clock)
+        a = Authenticator("u", "secret", lockout_s=LOCKOUT_S, clock=clock)
         for name, good, tick in steps:
             clock.now += tick
             try:

@@ -72,13 +72,14 @@ class Authenticator:
         if record.count >= LOCKOUT_FAILURES:
             record.locked_until = now + self._lockout_s
         if len(self._failures) > MAX_TRACKED_NAMES + 1:  # + 1: the user's own record
-            self._drop_one(username, record, now)
+            self._drop_one(now)
 
-    def _drop_one(self, username: str, record: _Failures, now: float) -> None:
-        """Past the bound, the oldest record of another name that is not locked goes (the
-        first one met: a flood of single failures costs one step each); when every one is
-        locked the new name is not tracked, or, for the worker's user, the oldest locked
-        other name goes (another name cannot log in anyway: only the worker's user can)."""
+    def _drop_one(self, now: float) -> None:
+        """Past the bound, the oldest record of another name that is not locked goes: the
+        first one met, so a flood of single failures costs one step each. A new name's own
+        record (one failure, never locked) is met last at worst, so only the worker's user
+        can find every other record locked; then the oldest locked name goes (another name
+        cannot log in anyway: only the worker's user can)."""
         goes = None
         for name, r in self._failures.items():
             if r.is_user:
@@ -88,9 +89,6 @@ class Authenticator:
                 break
             if goes is None:
                 goes = name
-        else:
-            if not record.is_user:
-                goes = username  # every other record is locked: not tracked
         del self._failures[goes]
 
     def is_locked(self, username: str) -> bool:
