@@ -1,15 +1,44 @@
-"""A tool's console entry point: its exit code, and Ctrl-C as a one-line notice with the
-shells' code 130, never a traceback."""
+"""The console tools' entry points: SIGINT is taken (maned.interrupts) before the tool's
+own modules are imported, so a Ctrl-C at any moment, the import included, ends in one
+notice line and the shells' code 130, never a traceback."""
+import importlib
 import sys
 
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+from ..interrupts import EXIT_INTERRUPTED, install, say
+
+INTERRUPTED = ("notice: interrupted (SIGINT): the run was stopped; Bark VM children were "
+               "closed and queued worker jobs cancelled")
 
 
-def console(main, tool: str) -> None:
-    """sys.exit(main()), with KeyboardInterrupt answered by a notice naming `tool`."""
+def notice(tool: str) -> str:
+    """The one line a Ctrl-C of `tool` prints."""
+    return INTERRUPTED if tool == "maned-run" else (
+        f"notice: {tool} interrupted (SIGINT); nothing was written")
+
+
+def console(module: str, tool: str) -> None:
+    """sys.exit(maned.cli.MODULE.main(argv)), with SIGINT taken first."""
     try:
-        code = main()
+        install(notice(tool))  # a SIGINT held back until now is raised as it returns
+        main = importlib.import_module(f"maned.cli.{module}").main
+        code = main(sys.argv[1:])
     except KeyboardInterrupt:
-        sys.stderr.write(f"notice: {tool} interrupted (SIGINT); nothing was written\n")
+        say(notice(tool))
         code = EXIT_INTERRUPTED
     sys.exit(code)
+
+
+def maned_run() -> None:
+    console("run", "maned-run")
+
+
+def maned_lint() -> None:
+    console("lint", "maned-lint")
+
+
+def maned_model() -> None:
+    console("model", "maned-model")
+
+
+def mnpk_gen() -> None:
+    console("mnpk_gen", "mnpk-gen")

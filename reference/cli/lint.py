@@ -8,7 +8,6 @@ from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import lint_line, mask, run_line, sort_diagnostics
 from ..io.files import read_script
 from .args import shown_argument
-from .console import console
 from .version import help_or_version
 
 USAGE = """usage: maned-lint <file.mnd>... [--format text|json]
@@ -99,6 +98,3 @@ def finding(path: str, d: Diagnostic) -> dict:
             "col": d.pos.col if d.pos else None, "severity": d.severity, "code": d.code,
             "message": mask(d.message)}
 
-
-def console_main() -> None:
-    console(lambda: main(sys.argv[1:]), "maned-lint")

@@ -26,7 +26,6 @@ from ..lowering.fixtures import DEFAULTS, MUTATIONS, build_fixture, mutate
 from ..pipeline.intake import compile_script, input_values, script_source
 from ..tensor import Tensor
 from .args import ArgReader, ToolOptions, shown_argument, usage_error
-from .console import console
 from .version import version_text
 
 
@@ -105,9 +104,6 @@ def main(argv: list[str] | None = None, out=None, err=None) -> int:
             err.write(run_line(d) + "\n")
     return exit_code(codes)
 
-
-def console_main() -> None:
-    console(main, "mnpk-gen")
 
 
 def _error(code: str, msg: str) -> MnError:
@@ -207,4 +203,5 @@ def _describe(flow, abi, quant, graph, inputs, lowered, local, files) -> bytes:
 
 
 if __name__ == "__main__":
-    console_main()
+    from .console import mnpk_gen
+    mnpk_gen()

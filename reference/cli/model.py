@@ -21,7 +21,6 @@ from ..io.cli_values import MAX_ELEMENTS
 from ..io.files import read_bytes
 from ..ml import descriptor
 from .model_view import fitted
-from .console import console
 from .version import help_or_version
 
 USAGE = """usage: maned-model show FILE [--json]
@@ -147,6 +146,3 @@ def main(argv: list[str] | None = None, out=None, err=None) -> int:
                              for n, _, lines in models) + "\n")
     return 0 if all(info["valid"] for _, info, _ in models) else 1
 
-
-def console_main() -> None:
-    console(main, "maned-model")

@@ -19,25 +19,18 @@ from ..tensor import format_value
 from . import device_listing
 from ..dispatch.trace_export import chrome_trace
 from .args import USAGE, parse_args
-from .console import EXIT_INTERRUPTED
+from ..interrupts import EXIT_INTERRUPTED, say
+from .console import INTERRUPTED
 from .progress import ProgressView
 from .version import version_text
-
-INTERRUPTED = ("notice: interrupted (SIGINT): the run was stopped; Bark VM children were "
-               "closed and queued worker jobs cancelled")
-
 
 def main(argv: list[str], out=None, err=None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
     try:
         return _main(argv, out, err)
-    except KeyboardInterrupt:
-        err.write(INTERRUPTED + "\n")
+    except KeyboardInterrupt:  # the notice, once: a hard stop may have written it (a no-op
+        say(INTERRUPTED, err)   # without interrupts.install, as in a library caller's process)
         return EXIT_INTERRUPTED
-
-
-def console_main() -> None:
-    sys.exit(main(sys.argv[1:]))
 
 
 def _main(argv: list[str], out, err) -> int:

@@ -17,6 +17,7 @@ from ..diagnostics import Diagnostic
 from ..diagnostics.printer import run_line
 from ..targets.local import PickledPrograms, evaluate_program, local_result
 from ..failures import TargetFailure, internal_error
+from ..interrupts import deferred
 from .job import Job
 from .trace import Trace
 
@@ -148,13 +149,14 @@ class PoolLane:
         if self._pool is None:
             # The first submit forks the pool's processes. With the coordinator's objects
             # frozen meanwhile, the children's collector never walks (and so never copies)
-            # the pages they inherit.
+            # the pages they inherit. A Ctrl-C waits until the pool is known to abort().
             gc.freeze()
             try:
-                self._pool = ProcessPoolExecutor(max_workers=self.threads, mp_context=_FORK,
-                                                 initializer=_note_pid,
-                                                 initargs=(self._pids, self._stopping))
-                future = self._pool.submit(*args)
+                with deferred():
+                    self._pool = ProcessPoolExecutor(
+                        max_workers=self.threads, mp_context=_FORK, initializer=_note_pid,
+                        initargs=(self._pids, self._stopping))
+                    future = self._pool.submit(*args)
             finally:
                 gc.unfreeze()
         else:

@@ -140,13 +140,16 @@ class Scheduler:
 
     def _abort(self) -> None:
         """Drop queued jobs, stop every target (VM children killed, queued worker jobs
-        cancelled, pool processes ended), and give the lanes a bounded time to see it."""
+        cancelled, pool processes ended), and give the device lanes a bounded time to see
+        it. The local interpreter's thread is not waited for: a job in pure Python cannot
+        be cut short, and its daemon thread ends with the process."""
         for lane in self._lanes.values():
             lane.abort()
         self.fleet.abort()
         end = time.monotonic() + bounds.CLOSE_GRACE_S  # one grace for all the lanes
-        for lane in self._lanes.values():
-            lane.join(max(0.0, end - time.monotonic()))
+        for name, lane in self._lanes.items():
+            if name != LOCAL:
+                lane.join(max(0.0, end - time.monotonic()))
         if self._owns_fleet:
             self.fleet.close()
 

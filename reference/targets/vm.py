@@ -14,6 +14,7 @@ from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
 
 from ..failures import DeviceFailure
+from ..interrupts import deferred
 from . import bounds
 from .frame_pipe import FramePipe
 from .vm_forks import DEFAULT_VM, ForkedChild, fork_child, forked_args
@@ -94,9 +95,10 @@ class VmDevice:
             self._pipe = FramePipe(self.proc.stdin.fileno(), self.proc.stdout.fileno())
             return
         try:
-            self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=self._log, bufsize=0,
-                                         env=child_env())
+            with deferred():  # a Ctrl-C inside Popen would lose the child it started
+                self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=self._log,
+                                             bufsize=0, env=child_env())
         except OSError as e:
             self._broken = DeviceFailure(f"no local Bark VM: spawning '{self.command[0]}' "
                                          f"failed: {e.strerror or e}", kind="connect_failed")

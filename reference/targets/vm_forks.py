@@ -19,6 +19,7 @@ import time
 
 from bark_vm.fork_server import ARG_SEP, EXITED, FAILED, FORK, FORKED, KILL
 
+from ..interrupts import deferred
 from .bounds import CLOSE_GRACE_S, START_DEADLINE_S
 
 DEFAULT_VM = (sys.executable, "-m", "bark_vm.vm")  # this install's Bark VM: its one home
@@ -54,10 +55,11 @@ class WarmParent:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._log = tempfile.TemporaryFile()
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "bark_vm.fork_server", str(theirs.fileno()),
-                 str(os.getpid())], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=self._log, pass_fds=(theirs.fileno(),), env=env)
+            with deferred():  # a Ctrl-C inside Popen would lose the process it started
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "bark_vm.fork_server", str(theirs.fileno()),
+                     str(os.getpid())], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=self._log, pass_fds=(theirs.fileno(),), env=env)
         except BaseException:
             ours.close()
             self._log.close()

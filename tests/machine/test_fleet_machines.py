@@ -50,7 +50,7 @@ def test_two_machines_are_found_and_run_the_sweep_with_verify(private_network, s
         addresses = [re.search(rf"DHCP: PASS \(\S+ ({SUBNET}\.\d+)\)", m.serial_text()).group(1)
                      for m in machines]
         tool = ["ip", "netns", "exec", ns, sys.executable, "-c",
-                "import sys; from maned.cli.run import console_main; console_main()"]
+                "from maned.cli.console import maned_run; maned_run()"]
         listing = subprocess.run(tool + ["devices", "--timeout", "3000"], capture_output=True,
                                  text=True, timeout=120)
         assert listing.returncode == 0, listing.stderr
@@ -91,7 +91,7 @@ def test_without_dhcp_the_machine_falls_back_to_its_documented_address(private_n
         assert "DHCP: PASS" not in m.serial_text()
         probed = subprocess.run(
             ["ip", "netns", "exec", ns, sys.executable, "-c",
-             "import sys; from maned.cli.run import console_main; console_main()", "devices",
+             "from maned.cli.console import maned_run; maned_run()", "devices",
              "--no-broadcast", "--probe", address], capture_output=True, text=True, timeout=120)
         assert probed.stdout.splitlines()[1].split()[:3] == ["bark-alone", "x86",
                                                              f"{address}:4780"], probed

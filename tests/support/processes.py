@@ -29,14 +29,14 @@ def installed(name: str) -> str:
     return path
 
 
-def console(module: str) -> list[str]:
-    """maned.cli.MODULE's console_main through this interpreter: what maned-run, maned-lint
-    and maned-model run, whatever PATH holds."""
-    return [sys.executable, "-c", f"from maned.cli.{module} import console_main; "
-            "console_main()"]
+def console(entry: str) -> list[str]:
+    """maned.cli.console's ENTRY through this interpreter: what maned-run, maned-lint and
+    maned-model run, whatever PATH holds."""
+    return [sys.executable, "-c", f"from maned.cli.console import {entry}; {entry}()"]
 
 
-MANED_RUN, MANED_LINT, MANED_MODEL = console("run"), console("lint"), console("model")
+MANED_RUN, MANED_LINT, MANED_MODEL = (console("maned_run"), console("maned_lint"),
+                                      console("maned_model"))
 BARK_WORKER = command("bark-worker", "bark_vm.server")
 MNPK_GEN = command("mnpk-gen", "maned.cli.mnpk_gen")
 
@@ -81,9 +81,14 @@ def gone(pid: int, within_s: float = 30) -> bool:
 
 
 def children(pid: int) -> set[int]:
-    """The pids of `pid`'s children, from every one of its threads (Linux /proc)."""
+    """The pids of `pid`'s children, from every one of its threads (Linux /proc); none
+    once it has ended."""
     found = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return found
+    for task in tasks:
         try:
             found |= {int(c) for c in (task / "children").read_text().split()}
         except OSError:
