@@ -11,7 +11,8 @@ before anything is measured (baseline_file.py): a bad one is a usage error. Exit
 ran and the gate passed (at least one figure checked, none failed); 1 when a family failed,
 the gate failed, checked nothing (every figure skipped) or could not run after measuring
 (the figures are written all the same); 2 on a usage error (the test extras missing among
-them), before anything is measured."""
+them), before anything is measured; 3 when every family ran, nothing failed, and the gate
+was inconclusive (the machine was busy while a gated figure was measured: run again)."""
 import argparse
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from . import baseline_file, paths
 from .suite import FAMILIES
 
 EXTRAS = ("pytest", "pytest_benchmark", "matplotlib")  # the `test` extra's, which a run needs
+EXIT_INCONCLUSIVE = 3
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -85,6 +87,8 @@ def _run(args, only: list[str], out: Path, baseline: Path) -> int:
     """The families under pytest-benchmark, with the plugin that writes and gates them."""
     import pytest
 
+    from . import plugin
+
     select = ["-k", " or ".join(f"[{f}]" for f in only)] if only else []
     code = pytest.main(["-p", "maned_bench.plugin", "-p", "no:cacheprovider", "-q",
                         "--pyargs", "maned_bench.test_benchmarks", *select,
@@ -92,6 +96,10 @@ def _run(args, only: list[str], out: Path, baseline: Path) -> int:
                         "--bench-out", str(out), "--bench-baseline", str(baseline),
                         *(["--bench-rebaseline"] if args.rebaseline else []),
                         "--benchmark-json", str(out / "pytest-benchmark.json")])
+    if code != 0 and plugin.LAST:
+        done, families_failed = plugin.LAST[-1]
+        if done.outcome.status == "inconclusive" and not (done.stderr or families_failed):
+            return EXIT_INCONCLUSIVE
     return 0 if code == 0 else 1
 
 

@@ -1,7 +1,10 @@
 """A benchmark's result: named figures, each a value with its unit, which way is better,
-and whether it measures parallelism (gated only when the machine gave two cores); a share
-(an efficiency) above 1 is flagged with the reason, never reported."""
+whether it measures parallelism, and the machine's load while it was measured (the gate
+judges a figure only on a quiet machine); a share (an efficiency) above 1 is flagged with
+the reason, never reported."""
 from dataclasses import asdict, dataclass, field
+
+from .contention import Load
 
 
 @dataclass(frozen=True)
@@ -14,6 +17,7 @@ class Figure:
     parallel: bool = False     # needs two cores to mean anything (a speed-up)
     sides: dict = field(default_factory=dict)  # side -> {"min": s, "median": s}
     flag: str | None = None    # why value is None although measured: a sample not to trust
+    load: Load | None = None   # the machine while its family ran (suite.measure), or None
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from . import baseline_file, gate, paths, results
-from .suite import SCALES, context, yardstick_of
+from .suite import SCALES, context
 
 FIGURES = pytest.StashKey[list]()
+LAST: list = []  # (Conclusion, families failed) of each session that measured, for maned-bench
 
 
 def pytest_addoption(parser):
@@ -78,6 +79,10 @@ def _gate(figures, scale: str, baseline: Path, rebaseline: bool) -> gate.Outcome
     try:
         tables = baseline_file.load(baseline, scale)
         table = tables[scale]
+        busy = [v for v in gate.check(figures, table) if v.status == "inconclusive"]
+        if rebaseline and busy:  # a baseline measured under load would hide regressions
+            return gate.not_run(f"this run cannot be a baseline (kept {baseline} as it "
+                                f"was): {busy[0].text}")
         if rebaseline:
             table = baseline_file.rebaselined(figures, table)
             try:
@@ -86,7 +91,7 @@ def _gate(figures, scale: str, baseline: Path, rebaseline: bool) -> gate.Outcome
                 raise baseline_file.BaselineError(f"this run's values cannot be a baseline (kept "
                                          f"{baseline} as it was): {e}") from None
             baseline_file.save(baseline, {**tables, scale: table})
-        return gate.judge(gate.check(figures, table, yardstick_of(figures)))
+        return gate.judge(gate.check(figures, table))
     except baseline_file.BaselineError as e:
         return gate.not_run(str(e))
     except OSError as e:
@@ -126,5 +131,6 @@ def pytest_sessionfinish(session, exitstatus):
             reporter.write_line(line)
     for line in done.stderr:
         sys.stderr.write(line + "\n")
+    LAST.append((done, session.testsfailed > 0))
     if done.failed and session.exitstatus == 0:
         session.exitstatus = 1

@@ -1,8 +1,25 @@
 """How every figure is timed (DESIGN §9): the compared sides alternate within one run, each
-repeated, and a side is summarised by its minimum and median; a figure is a ratio."""
+repeated, and a side is summarised by its minimum and median; a figure is a ratio. A side
+can be slowed on purpose (`slowed`, the MANED_BENCH_SLOW hook of suite.measure): each of
+its samples then really takes FACTOR times as long, to show that the gate catches it."""
 import statistics
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+_slowed: dict[str, float] = {}  # side name -> factor, while `slowed` is in force
+
+
+@contextmanager
+def slowed(factors: dict[str, float]):
+    """Within: every sample of a side named in `factors` takes that factor of its time (it
+    sleeps the rest, inside the timed span)."""
+    global _slowed
+    before, _slowed = _slowed, dict(factors)
+    try:
+        yield
+    finally:
+        _slowed = before
 
 
 @dataclass(frozen=True)
@@ -30,6 +47,8 @@ def alternate(sides: dict, reps: int, warmup: int = 1) -> dict[str, Samples]:
         for name in names[r % len(names):] + names[:r % len(names)]:
             t0 = time.perf_counter()
             sides[name]()
+            if name in _slowed:
+                time.sleep((_slowed[name] - 1) * (time.perf_counter() - t0))
             taken[name].append(time.perf_counter() - t0)
     return {n: Samples(tuple(s)) for n, s in taken.items()}
 

@@ -3,6 +3,7 @@ measures what it says on real transports, writes its results and plots, and the 
 gate fails a planted regression, passes the baseline, and gates this run's ratios (never a
 time; a speed-up only when the yardstick saw two cores)."""
 import json
+from dataclasses import replace
 import math
 import os
 import subprocess
@@ -10,11 +11,13 @@ import sys
 
 import pytest
 
-from maned_bench import baseline_file, gate, goals, plots, results
+from maned_bench import baseline_file, cli, gate, goals, plots, results
 from maned_bench.figures import Figure
-from maned_bench.suite import FAMILIES, context, yardstick_of
+from maned_bench.contention import Load
+from maned_bench.suite import FAMILIES, SLOW_HOOK, context, measure, yardstick_of
 from maned_bench.workers import http_device, tiny_request, vm_device
-from maned_bench.yardstick import TWO_CORES
+
+QUIET = Load(cores=2, others=0.0)  # a planted figure's machine: two CPUs, nothing else on them
 
 pytestmark = pytest.mark.bench
 
@@ -22,7 +25,7 @@ pytestmark = pytest.mark.bench
 @pytest.fixture(scope="module")
 def smoke():
     """One smoke run of every family (a few seconds), shared by the checks below."""
-    return [f for measure in FAMILIES.values() for f in measure("smoke")]
+    return [f for family in FAMILIES for f in measure(family, "smoke")]
 
 
 def test_the_transports_answer_the_tiny_flow_exactly():
@@ -48,7 +51,7 @@ def test_every_family_gives_named_finite_figures(smoke):
 
 def test_the_results_folder_holds_json_markdown_and_readable_plots(smoke, tmp_path):
     meta = context("smoke")
-    verdicts = gate.check(smoke, baseline_file.load()["smoke"], yardstick_of(smoke))
+    verdicts = gate.check(smoke, baseline_file.load()["smoke"])
     written = results.write(tmp_path, smoke, meta, verdicts)
     names = {p.name for p in written}
     assert {"summary.json", "results.md", "chain_ratio.png", "sweep_speedup.png",
@@ -86,7 +89,7 @@ def _figures_at(table: dict, scale_by: float = 1.0) -> list[Figure]:
     for name, rule in table.items():
         worse = scale_by if rule["better"] == "lower" else 1 / scale_by
         out.append(Figure(name, rule["value"] * worse, "x", "planted", rule["better"],
-                          rule["parallel"]))
+                          rule["parallel"], load=QUIET))
     return out
 
 
@@ -94,41 +97,92 @@ def _figures_at(table: dict, scale_by: float = 1.0) -> list[Figure]:
 def test_the_gate_passes_the_baseline_and_fails_a_planted_regression(scale):
     table = {n: r for n, r in baseline_file.load()[scale].items() if r["value"] is not None}
     assert table, "the committed baseline has values"
-    at_baseline = gate.check(_figures_at(table), table, yardstick=2.0)
+    at_baseline = gate.check(_figures_at(table), table)
     assert {v.status for v in at_baseline} == {"pass"}
     for name, rule in table.items():  # each figure, just beyond its own margin
         planted = [f if f.name != name else Figure(
             f.name, f.value * (rule["margin"] * 1.01) ** (1 if rule["better"] == "lower" else -1),
-            "x", "planted", f.better, f.parallel) for f in _figures_at(table)]
-        verdicts = {v.name: v.status for v in gate.check(planted, table, yardstick=2.0)}
+            "x", "planted", f.better, f.parallel, load=QUIET) for f in _figures_at(table)]
+        verdicts = {v.name: v.status for v in gate.check(planted, table)}
         assert verdicts[name] == "fail" and list(verdicts.values()).count("fail") == 1
         within = [f if f.name != name else Figure(
             f.name, f.value * (rule["margin"] * 0.99) ** (1 if rule["better"] == "lower" else -1),
-            "x", "planted", f.better, f.parallel) for f in _figures_at(table)]
-        assert {v.status for v in gate.check(within, table, yardstick=2.0)} == {"pass"}
+            "x", "planted", f.better, f.parallel, load=QUIET) for f in _figures_at(table)]
+        assert {v.status for v in gate.check(within, table)} == {"pass"}
 
 
 def test_a_speedup_is_not_gated_on_one_core():
     table = {n: r for n, r in baseline_file.load()["smoke"].items() if r["parallel"]}
     assert table
     collapsed = _figures_at(table, scale_by=100.0)  # far beyond every margin
-    verdicts = gate.check(collapsed, table, yardstick=1.0)
+    one_cpu = [replace(f, load=Load(cores=1, others=0.0)) for f in collapsed]
+    verdicts = gate.check(one_cpu, table)
     assert {v.status for v in verdicts} == {"skip"}
-    assert all(f"below {TWO_CORES}" in v.text for v in verdicts)
-    assert {v.status for v in gate.check(collapsed, table, yardstick=2.0)} == {"fail"}
+    assert all("it needs 2 CPUs, this run had 1" in v.text for v in verdicts)
+    assert {v.status for v in gate.check(collapsed, table)} == {"fail"}
 
 
-def test_this_runs_ratios_pass_the_gate(smoke):
-    """The CI gate: this run's smoke ratios against the committed smoke baseline."""
-    verdicts = gate.check(smoke, baseline_file.load()["smoke"], yardstick_of(smoke))
+@pytest.mark.parametrize("scale", ["smoke", "full"])
+def test_on_a_busy_machine_a_regression_is_inconclusive_never_a_pass(scale):
+    """Every gated figure 100x beyond its margin, measured while other work took most of
+    the CPUs (or with no load measured): inconclusive, and so is the gate; on a quiet
+    machine the same figures fail."""
+    table = {n: r for n, r in baseline_file.load()[scale].items() if r["value"] is not None}
+    collapsed = _figures_at(table, scale_by=100.0)
+    for load in (Load(cores=2, others=1.5), Load(cores=2, others=gate.BUSY_LIMIT + 0.01), None):
+        verdicts = gate.check([replace(f, load=load) for f in collapsed], table)
+        assert {v.status for v in verdicts} == {"inconclusive"}, load
+        outcome = gate.judge(verdicts)
+        assert outcome.status == "inconclusive" and not outcome.passed
+        assert "gate inconclusive" in outcome.line() and "passed" not in outcome.line()
+    at_limit = [replace(f, load=Load(cores=2, others=gate.BUSY_LIMIT)) for f in collapsed]
+    assert {v.status for v in gate.check(at_limit, table)} == {"fail"}
+    assert gate.judge(gate.check(collapsed, table)).status == "failed"
+
+
+def test_this_runs_ratios_pass_the_gate_or_are_inconclusive_for_load(smoke):
+    """The CI gate: this run's smoke ratios against the committed smoke baseline. Every
+    figure measured on a quiet machine passes; one measured while other work held the CPUs
+    is inconclusive with its load, never a fail (a busy runner) and never a pass."""
+    verdicts = gate.check(smoke, baseline_file.load()["smoke"])
     assert [v.text for v in verdicts if v.status == "fail"] == []
-    assert any(v.status == "pass" for v in verdicts)
+    by_name = {f.name: f for f in smoke}
+    for v in verdicts:
+        load = by_name[v.name].load
+        one_cpu = load.cores < 2 and "needs 2 CPUs" in v.text
+        want = "skip" if one_cpu else "inconclusive" if load.others > gate.BUSY_LIMIT else "pass"
+        assert v.status == want, v.text
+    assert gate.judge(verdicts).status in ("passed", "inconclusive")
+
+
+def test_a_side_slowed_three_times_fails_the_gate_on_a_quiet_machine(monkeypatch):
+    """The MANED_BENCH_SLOW hook makes every sample of the fleet's two-worker side take
+    three times as long: its efficiency falls past the margin of 2, and the gate fails it
+    wherever the machine was quiet enough to judge it (elsewhere: inconclusive, never a
+    pass)."""
+    monkeypatch.setenv(SLOW_HOOK, "fleet/x2=3")
+    slowed = {f.name: f for f in measure("fleet", "smoke")}
+    name = "fleet/h10/x2/efficiency"
+    (verdict,) = [v for v in gate.check(slowed.values(), baseline_file.load()["smoke"])
+                  if v.name == name]
+    load = slowed[name].load
+    want = ("skip" if load.cores < 2 else "inconclusive" if load.others > gate.BUSY_LIMIT
+            else "fail")
+    assert verdict.status == want, verdict.text
+    assert slowed[name].value < slowed["fleet/h10/x1/efficiency"].value / 2
+
+
+def test_the_slow_hook_refuses_what_it_cannot_read(monkeypatch):
+    for bad in ("fleet=3", "fleet/x2", "fleet/x2=0.5", "fleet/x2=fast", "/x2=3"):
+        monkeypatch.setenv(SLOW_HOOK, bad)
+        with pytest.raises(ValueError, match=SLOW_HOOK):
+            measure("fleet", "smoke")
 
 
 def test_only_ratios_are_gated():
     table = {"roundtrip/vm": {"value": 1.0, "margin": 2, "better": "lower", "parallel": False}}
     seconds = Figure("roundtrip/vm", 0.5, "ms", "a time", "lower")
-    assert gate.check([seconds], table, 2.0)[0].status == "fail"
+    assert gate.check([seconds], table)[0].status == "fail"
 
 
 def test_maned_bench_runs_families_and_refuses_unknown_ones(tmp_path):
@@ -143,8 +197,7 @@ def test_maned_bench_runs_families_and_refuses_unknown_ones(tmp_path):
     assert bad.stderr.endswith("[EUSAGE]\n") and "Traceback" not in bad.stderr
     done = subprocess.run(cmd + ["--only", "kernel,roundtrip"], capture_output=True, text=True,
                           timeout=300)
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert "maned-bench: gate passed" in done.stdout
+    _exit_follows_the_load(done, tmp_path / "summary.json")
     bench = json.loads((tmp_path / "pytest-benchmark.json").read_text())
     groups = {b["group"] for b in bench["benchmarks"]}
     assert groups == {"kernel", "roundtrip"}
@@ -156,6 +209,25 @@ def test_maned_bench_runs_families_and_refuses_unknown_ones(tmp_path):
 NO_EXTRAS = ("import sys\nfor m in ('pytest', 'pytest_benchmark', 'matplotlib'):\n"
              "    sys.modules[m] = None\nfrom maned_bench.cli import main\n"
              "sys.exit(main(sys.argv[1:]))\n")
+
+
+def _busy(summary: dict) -> bool:
+    """Some figure of this run was measured while other work held the CPUs."""
+    return any(f["load"]["others"] > gate.BUSY_LIMIT for f in summary["figures"])
+
+
+def _exit_follows_the_load(done, summary_path) -> dict:
+    """A run whose families all ran: the gate passed (exit 0) on a quiet machine, and was
+    inconclusive (exit 3, never 0) where the load was too high to judge."""
+    summary = json.loads(summary_path.read_text())
+    if _busy(summary):
+        assert (done.returncode, summary["gate_outcome"]["status"]) == (
+            cli.EXIT_INCONCLUSIVE, "inconclusive"), done.stdout[-2000:]
+        assert "maned-bench: gate inconclusive" in done.stdout
+    else:
+        assert done.returncode == 0, done.stdout[-2000:]
+        assert "maned-bench: gate passed" in done.stdout
+    return summary
 
 
 def _bench(args, cwd, extras=True, timeout=300):
@@ -215,10 +287,14 @@ def test_a_run_writes_its_results_and_baseline_in_the_working_directory(tmp_path
     (tmp_path / "b.json").write_bytes(installed)
     done = _bench(["--smoke", "--only", "kernel", "--rebaseline", "--baseline", "b.json"],
                   tmp_path)
-    assert done.returncode == 0, done.stdout[-2000:]
     assert baseline_file.BASELINE.read_bytes() == installed
     summary = json.loads((tmp_path / "benchmarks" / "results" / "summary.json").read_text())
     assert {f["name"].split("/")[0] for f in summary["figures"]} == {"kernel"}
+    if _busy(summary):  # a baseline measured under load is refused, the file kept
+        assert done.returncode == 1 and "this run cannot be a baseline" in done.stderr
+        assert (tmp_path / "b.json").read_bytes() == installed
+        return
+    assert done.returncode == 0, done.stdout[-2000:]
     mine, theirs = baseline_file.load(tmp_path / "b.json")["smoke"], baseline_file.load()["smoke"]
     assert set(mine) == set(theirs)
     measured = {f["name"]: f["value"] for f in summary["figures"]}
@@ -390,16 +466,16 @@ def test_the_committed_baseline_and_null_values_are_valid():
 
 def test_gate_check_refuses_a_table_it_cannot_judge():
     """check() validates the table it is given: an unknown direction is never 'higher'."""
-    figure = Figure("a/b", 1.0, "x", "planted", "lower")
+    figure = Figure("a/b", 1.0, "x", "planted", "lower", load=QUIET)
     with pytest.raises(baseline_file.BaselineError):
-        gate.check([figure], {"a/b": {**RULE, "better": "up"}}, 2.0)
+        gate.check([figure], {"a/b": {**RULE, "better": "up"}})
     with pytest.raises(baseline_file.BaselineError):
-        gate.check([figure], {"a/b": {**RULE, "margin": float("nan")}}, 2.0)
+        gate.check([figure], {"a/b": {**RULE, "margin": float("nan")}})
 
 
 def test_a_figure_whose_direction_disagrees_with_its_baseline_fails():
-    figure = Figure("a/b", 1.0, "x", "planted", "higher")
-    (verdict,) = gate.check([figure], {"a/b": RULE}, 2.0)
+    figure = Figure("a/b", 1.0, "x", "planted", "higher", load=QUIET)
+    (verdict,) = gate.check([figure], {"a/b": RULE})
     assert verdict.status == "fail" and "higher" in verdict.text and "lower" in verdict.text
 
 
@@ -407,17 +483,19 @@ def test_a_gate_that_skipped_every_figure_checked_nothing():
     """Every value null, every speed-up on one core, nothing measured: never 'passed'."""
     unset = {"a/b": {**RULE, "value": None}}
     parallel = {"a/b": {**RULE, "better": "higher", "parallel": True}}
-    figure = Figure("a/b", 1.0, "x", "planted", "lower")
-    speedup = Figure("a/b", 1.0, "x", "planted", "higher", parallel=True)
-    for verdicts in (gate.check([figure], unset, 2.0), gate.check([speedup], parallel, 1.0),
-                     gate.check([], {"a/b": RULE}, 2.0)):
+    figure = Figure("a/b", 1.0, "x", "planted", "lower", load=QUIET)
+    speedup = Figure("a/b", 1.0, "x", "planted", "higher", parallel=True,
+                     load=Load(cores=1, others=0.0))
+    for verdicts in (gate.check([figure], unset), gate.check([speedup], parallel),
+                     gate.check([], {"a/b": RULE})):
         assert {v.status for v in verdicts} == {"skip"}
         outcome = gate.judge(verdicts)
         assert outcome.status == "checked nothing" and not outcome.passed
         assert "passed" not in outcome.line() and "checked nothing" in outcome.line()
-    passed = gate.judge(gate.check([figure], {"a/b": RULE}, 2.0))
+    passed = gate.judge(gate.check([figure], {"a/b": RULE}))
     assert passed.status == "passed" and passed.passed and "gate passed: 1 pass" in passed.line()
-    failed = gate.judge(gate.check([Figure("a/b", 9.0, "x", "", "lower")], {"a/b": RULE}, 2.0))
+    failed = gate.judge(gate.check([Figure("a/b", 9.0, "x", "", "lower", load=QUIET)],
+                                   {"a/b": RULE}))
     assert failed.status == "failed" and not failed.passed and "FAILED" in failed.line()
 
 
@@ -427,7 +505,7 @@ KERNEL_DOC = {"smoke": {KERNEL: SPEEDUP}}
 
 
 def _planted(value=40.0):
-    return [Figure(KERNEL, value, "x", "planted", "higher")]
+    return [Figure(KERNEL, value, "x", "planted", "higher", load=QUIET)]
 
 
 def _conclude(tmp_path, figures, baseline: bytes, rebaseline=False):
@@ -446,7 +524,8 @@ def test_a_gate_that_checked_nothing_fails_the_run_and_writes_the_figures(tmp_pa
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["gate_outcome"]["status"] == "checked nothing"
     done, _ = _conclude(tmp_path, _planted(), json.dumps(KERNEL_DOC).encode())
-    assert not done.failed and "maned-bench: gate passed: 1 pass, 0 fail, 0 skipped" in done.stdout
+    assert not done.failed and ("maned-bench: gate passed: 1 pass, 0 fail, 0 inconclusive, "
+                                 "0 skipped") in done.stdout
 
 
 def test_a_baseline_gone_bad_during_the_run_still_writes_the_figures(tmp_path):
@@ -535,3 +614,17 @@ def test_a_gate_that_fails_late_still_finds_the_figures_written(tmp_path):
     assert {f["name"].split("/")[0] for f in summary["figures"]} == {"kernel"}
     assert summary["gate_outcome"]["status"] == "not run" and summary["gate"] == []
     assert "not run" in (tmp_path / "out" / "results.md").read_text()
+
+
+def test_a_run_measured_under_load_is_inconclusive_and_never_rebaselines(tmp_path):
+    """In process: a figure measured while other work held the CPUs makes the gate
+    inconclusive (the run does not pass; maned-bench exits 3 for it), and --rebaseline
+    keeps the baseline as it was."""
+    busy = [replace(f, load=Load(cores=2, others=1.7)) for f in _planted()]
+    done, _ = _conclude(tmp_path, busy, json.dumps(KERNEL_DOC).encode())
+    assert done.failed and done.outcome.status == "inconclusive" and done.stderr == []
+    assert any("gate inconclusive: 0 pass, 0 fail, 1 inconclusive" in ln for ln in done.stdout)
+    assert any("other work took 1.70 of 2 CPUs" in ln for ln in done.stdout)
+    done, path = _conclude(tmp_path, busy, json.dumps(KERNEL_DOC).encode(), rebaseline=True)
+    assert done.failed and "this run cannot be a baseline" in done.stderr[0]
+    assert json.loads(path.read_text()) == KERNEL_DOC

@@ -12,10 +12,13 @@ import random
 import pytest
 
 from maned_bench import baseline_file, cli, gate
+from maned_bench.contention import Load
 from maned_bench.figures import Figure
 from maned_bench.suite import SCALES
 
 from fuzzing import cases, deadline, mutate_bytes
+
+QUIET = Load(cores=2, others=0.0)
 
 pytestmark = pytest.mark.fuzz
 
@@ -59,16 +62,17 @@ def _judged(doc: dict) -> None:
         for name, rule in table.items():
             assert rule["better"] in baseline_file.DIRECTIONS and rule["margin"] >= 1
             assert rule["value"] is None or (math.isfinite(rule["value"]) and rule["value"] > 0)
-        at = [Figure(n, r["value"], "x", "fuzz", r["better"]) for n, r in table.items()]
-        verdicts = gate.check(at, table, 2.0)
+        at = [Figure(n, r["value"], "x", "fuzz", r["better"], load=QUIET)
+              for n, r in table.items()]
+        verdicts = gate.check(at, table)
         assert {v.status for v in verdicts} <= {"pass", "skip"}
-        outcome = gate.judge(verdicts)  # at yardstick 2.0 a speed-up is gated too
+        outcome = gate.judge(verdicts)  # on two quiet CPUs a speed-up is gated too
         assert outcome.passed == any(r["value"] is not None for r in table.values())
         worse = [Figure(n, r["value"] * (r["margin"] * 1.5) ** (1 if r["better"] == "lower"
                                                                  else -1),
-                        "x", "fuzz", r["better"]) if r["value"] is not None else
-                 Figure(n, 1.0, "x", "fuzz", r["better"]) for n, r in table.items()]
-        judged = gate.judge(gate.check(worse, table, 2.0))
+                        "x", "fuzz", r["better"], load=QUIET) if r["value"] is not None else
+                 Figure(n, 1.0, "x", "fuzz", r["better"], load=QUIET) for n, r in table.items()]
+        judged = gate.judge(gate.check(worse, table))
         assert judged.status == ("failed" if outcome.passed else "checked nothing")
 
 
