@@ -7,6 +7,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from maned.interrupts import descendants
+
 TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 BUSY_FIELDS = (0, 1, 2, 5, 6, 7)  # user nice system irq softirq steal (guest is in user)
 
@@ -61,14 +63,11 @@ def _busy(cpus: list[int]) -> float:
 def _tree_cpu(pid: int) -> float:
     """utime + stime + the reaped children's (cutime + cstime) of `pid` and every process
     below it, in seconds."""
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
+    total = 0
+    for p in (pid, *descendants(pid)):
         try:
             fields = Path(f"/proc/{p}/stat").read_bytes().rpartition(b")")[2].split()
             total += sum(int(fields[i]) for i in (11, 12, 13, 14))
-            for task in Path(f"/proc/{p}/task").iterdir():
-                todo += [int(c) for c in (task / "children").read_text().split()]
         except (OSError, ValueError, IndexError):  # it ended meanwhile
             continue
     return total * TICK_S

@@ -125,13 +125,10 @@ class Machine:
             cmd += ["-machine", "pc"]
         else:
             secure = self.mode == "secure"
-            vars_copy = self.folder / "OVMF_VARS.fd"
-            if not vars_copy.exists():
-                shutil.copyfile(OVMF_SECURE_VARS if secure else OVMF_VARS, vars_copy)
             code = OVMF_SECURE_CODE if secure else OVMF_CODE
             cmd += ["-machine", "q35,smm=on" if secure else "q35",
                     "-drive", f"if=pflash,format=raw,readonly=on,file={code}",
-                    "-drive", f"if=pflash,format=raw,file={vars_copy}"]
+                    "-drive", f"if=pflash,format=raw,file={self.vars_copy}"]
             if secure:
                 cmd += ["-global", "driver=cfi.pflash01,property=secure,value=on"]
         if self.nic is not None:
@@ -143,9 +140,17 @@ class Machine:
             cmd += ["-nic", f"user,model=rtl8139,{fwd}"]
         return cmd
 
+    @property
+    def vars_copy(self) -> Path:
+        """UEFI's variable store for this machine: a copy of OVMF's, made at the first start."""
+        return self.folder / "OVMF_VARS.fd"
+
     def start(self) -> "Machine":
         if self.nic is None and not self.port:
             self.port = free_port()
+        if self.mode != "bios" and not self.vars_copy.exists():
+            shutil.copyfile(OVMF_SECURE_VARS if self.mode == "secure" else OVMF_VARS,
+                            self.vars_copy)
         self.serial_log.unlink(missing_ok=True)
         self.proc = subprocess.Popen(self.prefix + self.command(), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL,

@@ -106,15 +106,15 @@ def build(args) -> int:
         conf = bark_conf(args)
     except ValueError as e:
         return fail(str(e))
+    out = Path(args.out)  # the arguments first, then what the machine lacks
+    if not out.parent.is_dir() or out.is_dir():
+        return fail(f"--out {out}: give a file path in an existing folder")
     if os.geteuid() != 0:
         return fail("a build needs root (debootstrap and chroot make the system tree)")
     missing = image.missing_tools()
     if missing:
         return fail(f"a build needs Debian's {', '.join(missing)}: apt-get install "
                     f"{' '.join(missing)}")
-    out = Path(args.out)
-    if not out.parent.is_dir() or out.is_dir():
-        return fail(f"--out {out}: give a file path in an existing folder")
     started = time.monotonic()
     layer = rootfs.layer(say)
     with tempfile.TemporaryDirectory(prefix="bark-build-") as tmp:

@@ -159,7 +159,10 @@ def _watch() -> None:
 def _hard_stop() -> None:
     """The notice (if nobody wrote it), every descendant killed, exit 130."""
     if _said.acquire(timeout=1.0):
-        os.write(2, (_notice + "\n").encode())
+        try:
+            os.write(2, (_notice + "\n").encode())
+        except OSError:  # no stderr to write to: the exit code says it
+            pass
     for _ in range(50):  # until no child is left (one may be forking meanwhile)
         found = descendants(os.getpid())
         if not found:
@@ -174,7 +177,7 @@ def _hard_stop() -> None:
 
 
 def descendants(pid: int) -> list[int]:
-    """Every process below `pid`, parents before their children (Linux /proc)."""
+    """Every living process below `pid`, parents before their children (Linux /proc)."""
     found, todo = [], [pid]
     while todo:
         for task in _tasks(todo.pop()):

@@ -179,27 +179,9 @@ time.sleep(600)
     assert _ended(proc) == (130, "", "notice: stopped\n")
 
 
-def test_a_run_that_will_not_stop_is_stopped_hard_after_its_grace(tmp_path):
-    """A main thread that ignores KeyboardInterrupt, with a child: after the grace the
-    watch thread writes the notice, kills the child and exits 130."""
-    proc, child = _case(tmp_path, """
-import subprocess
-sleeper = subprocess.Popen(["sleep", "600"])
-open(ready, "w").write(str(sleeper.pid))
-while True:
-    try:
-        time.sleep(600)
-    except KeyboardInterrupt:
-        pass
-""", grace_s=1)
-    proc.send_signal(signal.SIGINT)
-    assert _ended(proc) == (130, "", "notice: stopped\n")
-    assert gone(int(child))
-
-
-def test_a_second_sigint_stops_at_once(tmp_path):
-    """The same run with the whole grace ahead of it: a second SIGINT ends it now."""
-    proc, child = _case(tmp_path, """
+# A main thread that catches every KeyboardInterrupt and goes on, with a child of its own:
+# only the watch thread can end it (each one caught is noted in `ready`.caught).
+STUBBORN = """
 import subprocess
 sleeper = subprocess.Popen(["sleep", "600"])
 open(ready, "w").write(str(sleeper.pid))
@@ -208,9 +190,22 @@ while True:
         time.sleep(600)
     except KeyboardInterrupt:
         open(ready + ".caught", "w").close()
-""", grace_s=3600)
+"""
+
+
+def test_a_run_that_will_not_stop_is_stopped_hard_after_its_grace(tmp_path):
+    """After the grace the watch thread writes the notice, kills the child, exits 130."""
+    proc, child = _case(tmp_path, STUBBORN, grace_s=1)
     proc.send_signal(signal.SIGINT)
-    until(lambda: os.path.exists(str(tmp_path / "ready.caught")), "the first SIGINT is caught")
+    assert _ended(proc) == (130, "", "notice: stopped\n")
+    assert gone(int(child))
+
+
+def test_a_second_sigint_stops_at_once(tmp_path):
+    """The same run with the whole grace ahead of it: a second SIGINT ends it now."""
+    proc, child = _case(tmp_path, STUBBORN, grace_s=3600)
+    proc.send_signal(signal.SIGINT)
+    until(lambda: (tmp_path / "ready.caught").exists(), "the first SIGINT is caught")
     proc.send_signal(signal.SIGINT)
     assert _ended(proc) == (130, "", "notice: stopped\n")
     assert gone(int(child))

@@ -21,6 +21,8 @@ from maned_conformance.malformations import MALFORMATIONS, pad_values
 from maned_conformance.requests import NotBuilt, build, build_pieces, run_request, runs_on
 from maned_conformance.targets import VmUnderTest
 
+from gates import HANG_GUARD_S
+
 REQUEST_CASES = {c.mutation: c for c in all_cases() if c.mutation}
 
 # What bark_vm says when it refuses each malformation: the refusal is for the rule named,
@@ -315,6 +317,7 @@ def test_a_broken_vm_child_does_not_poison_the_next_case():
     try:
         target.device().start()
         target.device().proc.kill()
+        target.device().proc.wait(timeout=HANG_GUARD_S)  # dead, not only told to die
         case = REQUEST_CASES["entry_zero_dim"]
         first = run_request(case, "vm", target.device())
         assert first.status == "error" and "died" in first.detail
