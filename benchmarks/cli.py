@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from . import baseline_file, paths
-from .suite import FAMILIES
+from .suite import FAMILIES, slowed_sides
 
 EXTRAS = ("pytest", "pytest_benchmark", "matplotlib")  # the `test` extra's, which a run needs
 EXIT_INCONCLUSIVE = 3
@@ -63,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         return _refuse(f"unknown family {', '.join(unknown)}; choose among "
                        f"{', '.join(FAMILIES)}")
+    try:
+        slowed_sides("")  # MANED_BENCH_SLOW read once, before anything is measured
+    except ValueError as e:
+        return _refuse(str(e))
     missing = missing_extras()
     if missing:
         return _refuse(f"a run needs the test extras ({missing} is not installed): "

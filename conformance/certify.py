@@ -10,9 +10,9 @@ of a malformed URL quotes a part of it (a port or a path may be a password typed
 wrong place). Before any case, one login: a worker that does not answer, or refuses the
 credentials, is the operator's error (exit 2), never a verdict on the worker. Writes DIR
 (default certify-report/): report.json, summary.md, junit.xml, and signature.txt when the
-whole case set passed. Exit 0 when every case run passed (not-supported ones too with
---allow-unsupported), 1 when any failed, timed out or errored, 2 for a usage or operator
-error. One case never stops the others: each job has a deadline, each case a total
+whole case set passed. Exit 0 when every case of the whole set passed (not-supported ones
+too with --allow-unsupported), 1 when any failed, timed out or errored, 2 for a usage or
+operator error, 3 when every case a --cases run ran passed (partial: not a certification). One case never stops the others: each job has a deadline, each case a total
 deadline, and a worker found dead after a case is reported for every case left, not
 waited on. Every report lists every check and case of the set, whatever happened.
 """
@@ -28,6 +28,8 @@ from pathlib import Path
 from maned.diagnostics.printer import register_secret
 from maned.targets.bounds import MAX_DEADLINE_S
 from maned_machine.boot import BOOT_DEADLINE_S
+
+EXIT_PARTIAL = 3  # every case of a --cases run passed: a pipeline must not read it as certified
 
 from . import report
 from .cases import CaseError, all_cases
@@ -200,7 +202,7 @@ def certify_url(args) -> int:
     counts = doc["counts"]
     bad = counts["fail"] + counts["timeout"] + counts["error"] + (
         0 if args.allow_unsupported else counts["not_supported"])
-    return 1 if bad else 0
+    return 1 if bad else EXIT_PARTIAL if doc["partial"] else 0
 
 
 def write_not_run(folder: Path, url: str, cases, why: str, seconds: float,

@@ -100,6 +100,15 @@ def json_run(*argv) -> tuple[int, dict, str]:
     return code, doc, err
 
 
+@pytest.mark.parametrize("example", ["sweep.mnd", "routed_layer.mnd", "hello.mnd"])
+def test_to_json_is_valid_against_the_schema_as_returned(example):
+    """Issue 33, point 9: what to_json() returns validates as it is (no tuples), and equals
+    its own trip through json."""
+    doc = maned.run(ROOT / "examples" / example, verify=True).to_json()
+    jsonschema.validate(doc, SCHEMA)
+    assert json.loads(json.dumps(doc)) == doc
+
+
 def test_the_schema_is_a_valid_schema():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
 

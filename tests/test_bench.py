@@ -172,11 +172,17 @@ def test_a_side_slowed_three_times_fails_the_gate_on_a_quiet_machine(monkeypatch
     assert slowed[name].value < slowed["fleet/h10/x1/efficiency"].value / 2
 
 
-def test_the_slow_hook_refuses_what_it_cannot_read(monkeypatch):
+def test_the_slow_hook_refuses_what_it_cannot_read(monkeypatch, capsys):
+    """A malformed MANED_BENCH_SLOW: maned-bench refuses it in one coded line before it
+    measures anything (exit 2), and so does a family measured directly."""
     for bad in ("fleet=3", "fleet/x2", "fleet/x2=0.5", "fleet/x2=fast", "/x2=3"):
         monkeypatch.setenv(SLOW_HOOK, bad)
         with pytest.raises(ValueError, match=SLOW_HOOK):
             measure("fleet", "smoke")
+        assert cli.main(["--smoke", "--only", "fleet"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"maned-bench: {SLOW_HOOK}: '{bad}'") and err.endswith(
+            "[EUSAGE]\n") and len(err.splitlines()) == 1
 
 
 def test_only_ratios_are_gated():

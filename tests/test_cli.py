@@ -94,6 +94,13 @@ def test_help_lists_every_flag(maned_run):
     (["hello.mnd", "--threads", "0"], "error: --threads takes a whole number >= 1, not '0'"),
     (["hello.mnd", "--threads"], "error: --threads needs a value"),
     (["hello.mnd", "other.mnd"], "error: unknown argument: other.mnd"),
+    # issue 33, point 10: a mistyped flag is met with the flag it nearly is
+    (["hello.mnd", "--thread", "2"], "error: unknown argument: --thread (did you mean "
+                                     "'--threads'?)"),
+    (["hello.mnd", "--verfy"], "error: unknown argument: --verfy (did you mean '--verify'?)"),
+    (["hello.mnd", "--device-pas=SECRET"], "error: unknown argument: --device-pas (did you "
+                                           "mean '--device-pass'?)"),
+    (["hello.mnd", "--zzz"], "error: unknown argument: --zzz [EUSAGE]"),
     (["hello.mnd", "--in", "a"], "error: bad --in a: expected name=VALUE"),
     (["hello.mnd", "--in", "q=1"], "error: --in q: the script has no in::q"),
     (["hello.mnd", "--in", "a=99999999999"], "error: bad --in a=99999999999: 99999999999 "

@@ -442,6 +442,20 @@ def test_no_preamble_means_no_program():
     assert "quantization preamble" in diags[0].message and diags[0].pos == Pos(1, 1)
 
 
+@pytest.mark.parametrize("typo, missing", [("quantrez", "quantres"), ("quantmn", "quantmin"),
+                                           ("quant_max", "quantmax")])
+def test_a_mistyped_preamble_key_is_named_with_the_one_missing(typo, missing):
+    """Issue 33, point 10: the preamble's refusal names the typo that stands for the key."""
+    keys = {"quantmax": 100, "quantmin": -100, "quantres": 0}
+    text = "".join(f"mnd::{typo if k == missing else k}={v};\n" for k, v in keys.items())
+    _, diags = parse(text + "in::a = 2;\n")
+    line = list(keys).index(missing) + 1
+    assert diags[0].code == "EPARSE" and diags[0].message.endswith(
+        f"missing mnd::{missing} (mnd::{typo} at {line}:1: did you mean mnd::{missing}?)")
+    _, far = parse(text.replace(typo, "zzz") + "in::a = 2;\n")
+    assert far[0].message.endswith(f"missing mnd::{missing}")
+
+
 # (snippet after the standard header, code, line, col); the header is lines 1-3.
 H = H0
 F = "calc::lambda_flow f(a, b) {\n"   # a body's first statement sits on line 5

@@ -1,4 +1,5 @@
 """maned-run's command line. Options may come before or after the script path (R27)."""
+import re
 from dataclasses import dataclass, field, replace
 
 from bark_vm.wire.constants import DISCOVERY_PORT
@@ -6,6 +7,7 @@ from bark_vm.wire.digits import whole_number
 
 from ..diagnostics import Diagnostic, MnError
 from ..dispatch.device_specs import DeviceOverride
+from ..lang.names import suggest
 from ..numeric.int32 import INT32_MAX
 from ..targets.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
 
@@ -164,6 +166,10 @@ class ArgReader:
         return key, val
 
 
+# maned-run's flags, as its usage line names them: the candidates of a "did you mean"
+RUN_FLAGS = sorted(set(re.findall(r"--[a-z][a-z-]*", USAGE.split("maned-run devices")[0]))
+                   | {"--help", "--version"})
+
 DEVICE_FLAGS = {"--device": "url", "--device-user": "user", "--device-pass": "password",
                 "--device-token": "token"}
 
@@ -213,7 +219,8 @@ def parse_args(argv: list[str]) -> RunOptions:
             if opts.threads is None:
                 raise usage_error(f"--threads takes a whole number >= 1, not '{text[:32]}'")
         elif arg.startswith("-") and arg != "-":
-            raise usage_error(f"unknown argument: {shown_argument(arg)}")
+            raise usage_error(f"unknown argument: {shown_argument(arg)}"
+                              f"{suggest(shown_argument(arg), RUN_FLAGS)}")
         elif opts.script is None:
             opts.script = arg
         else:

@@ -97,4 +97,3 @@ def finding(path: str, d: Diagnostic) -> dict:
     return {"file": path, "line": d.pos.line if d.pos else None,
             "col": d.pos.col if d.pos else None, "severity": d.severity, "code": d.code,
             "message": mask(d.message)}
-

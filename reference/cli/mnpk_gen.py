@@ -105,7 +105,6 @@ def main(argv: list[str] | None = None, out=None, err=None) -> int:
     return exit_code(codes)
 
 
-
 def _error(code: str, msg: str) -> MnError:
     return MnError(Diagnostic(code, msg, stage="run"))
 

@@ -145,4 +145,3 @@ def main(argv: list[str] | None = None, out=None, err=None) -> int:
         out.write("\n".join(f"model {n}:\n" + "\n".join(f"  {ln}" for ln in lines)
                              for n, _, lines in models) + "\n")
     return 0 if all(info["valid"] for _, info, _ in models) else 1
-

@@ -70,6 +70,7 @@ class _Parser:
         self.flows = prescan(self.toks)
         self.items: list = []
         self.quant: dict[str, tuple[int, Pos]] = {}
+        self.other_keys: dict[str, Pos] = {}  # directives that are not quantization's
         self.quant_bad = False
         self.preamble: Quant | None | bool = None  # None: undecided; False: unusable
         self.calls: dict[int, list] = {}  # id(FlowDef) -> its FlowCalls
@@ -149,7 +150,7 @@ class _Parser:
         pos = tok.pos if tok is not None else Pos(1, 1)
         if missing:
             self.diags.append(Diagnostic("EPARSE", f"{PREAMBLE_MSG}; missing "
-                                         + ", ".join(f"mnd::{k}" for k in missing), pos))
+                                         + ", ".join(map(self._missing, missing)), pos))
             return
         (qmax, _), (qmin, qmin_pos), (qres, _) = (self.quant[k] for k in QUANT_REQUIRED)
         if qmin >= qmax:
@@ -188,6 +189,14 @@ class _Parser:
             fail(t, f"'{kind}::' statements are out of scope for this implementation", "E025")
         return self.top_statement()
 
+    def _missing(self, key: str) -> str:
+        """A missing quantization key, with the typo that may have meant it."""
+        typo = names.nearest(key, self.other_keys)
+        if typo is None:
+            return f"mnd::{key}"
+        at = self.other_keys[typo]
+        return f"mnd::{key} (mnd::{typo} at {at.line}:{at.col}: did you mean mnd::{key}?)"
+
     # --- directives ----------------------------------------------------------------------
 
     def directive(self) -> Directive:
@@ -216,6 +225,7 @@ class _Parser:
         values = toks[2:]
         if key in names.QUANT_KEYS:
             return self.quant_directive(head, key, values)
+        self.other_keys.setdefault(key, head.pos)
         if not values:
             fail(nxt, f"expected a value after mnd::{key} =")
         return Directive(head.pos, key, _plain_value(values))

@@ -131,8 +131,18 @@ class Report:
         return {v.name: v.tensor() for v in block.outputs}
 
     def to_json(self) -> dict:
-        """The report as JSON-ready data (docs/api.md has its schema)."""
-        doc = asdict(self)
+        """The report as JSON-ready data (docs/api.md has its schema): lists and dicts only,
+        so it validates as returned, not only once through `json`."""
+        doc = _lists(asdict(self))
         for block in doc["statuses"]:
             block["fields"] = dict(block["fields"])
         return doc
+
+
+def _lists(value):
+    """`value` with every tuple, at any depth, made a list (JSON has arrays, not tuples)."""
+    if isinstance(value, (list, tuple)):
+        return [_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    return value
