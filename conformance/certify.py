@@ -119,9 +119,12 @@ def certify_machine(args) -> int:
     machine.start()
     try:
         if not machine.wait_for("BOOT-COMPLETE", args.boot_timeout):
+            said = machine.last_error() if not machine.running() else None
             return _usage(f"the machine did not boot ({mode}, {accel}): "
-                          f"{machine.not_booted(args.boot_timeout)}; its serial console is "
-                          f"in {Path(args.out) / 'serial.log'}")
+                          f"{machine.not_booted(args.boot_timeout)}"
+                          f"{f' (QEMU said: {said})' if said else ''}; its serial console "
+                          f"is in {Path(args.out) / 'serial.log'}, QEMU's messages in "
+                          f"{Path(args.out) / 'qemu.err'}")
         booted = time.monotonic() - t0
         sys.stdout.write(f"maned-certify: {image.name} booted ({mode}, {accel}) in "
                          f"{booted:.0f} s\n")
@@ -131,8 +134,10 @@ def certify_machine(args) -> int:
         code = certify_url(args)
     finally:
         machine.stop()
-        if machine.serial_log.exists():
-            shutil.copyfile(machine.serial_log, Path(args.out) / "serial.log")
+        for kept in ("serial.log", "qemu.err"):  # into the report, then the folder goes
+            if (machine.folder / kept).exists():
+                shutil.copyfile(machine.folder / kept, Path(args.out) / kept)
+        machine.discard()
     return code
 
 

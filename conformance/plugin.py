@@ -104,9 +104,10 @@ def _boot_machine(stack: ExitStack, config, image: str) -> str:
                       accelerator(config.getoption("--bark-boot-accel")))
     machine.start()
     stack.callback(machine.stop)
-    if not machine.wait_for("BOOT-COMPLETE", BOOT_DEADLINE_S):
+    if not machine.wait_for("BOOT-COMPLETE", BOOT_DEADLINE_S):  # its folder kept, to be read
         pytest.fail(f"--bark-boot {image}: {machine.not_booted(BOOT_DEADLINE_S)} (see "
                     f"{machine.serial_log})", pytrace=False)
+    stack.callback(machine.discard)
     return f"http://127.0.0.1:{machine.port}"
 
 

@@ -38,6 +38,8 @@ CPUS = {"kvm": 2, "tcg": 1}
 HUNG_S = 120  # a CPU the guest kernel reports stuck this long: the boot will not finish
 SOFT_LOCKUP = re.compile(r"soft lockup - CPU#\d+ stuck for (\d+)s!.*")
 STOP_S = 10
+# QEMU dies with whatever started it, even by SIGKILL (util-linux; PR_SET_PDEATHSIG)
+DIES_WITH_PARENT = ["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []
 # mov dx,0x3f8; mov al,'O'; out dx,al; mov al,'K'; out dx,al; cli; hlt; jmp $-2
 PROBE_SECTOR = bytes.fromhex("baf803b04feeb04beefaf4ebfd").ljust(510, b"\0") + b"\x55\xaa"
 
@@ -93,8 +95,13 @@ class Machine:
     memory_mib: int = MEMORY_MIB
     nic: list[str] | None = None  # QEMU -nic arguments instead of user networking
     prefix: list[str] = field(default_factory=list)  # e.g. `ip netns exec NS`, which execs
-    folder: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="bark-qemu-")))
+    folder: Path | None = None  # None: a temporary folder of its own, removed by discard()
     proc: subprocess.Popen | None = None
+
+    def __post_init__(self):
+        self._temporary = self.folder is None
+        if self.folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="bark-qemu-"))
 
     @property
     def serial_log(self) -> Path:
@@ -152,7 +159,8 @@ class Machine:
             shutil.copyfile(OVMF_SECURE_VARS if self.mode == "secure" else OVMF_VARS,
                             self.vars_copy)
         self.serial_log.unlink(missing_ok=True)
-        self.proc = subprocess.Popen(self.prefix + self.command(), stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(self.prefix + DIES_WITH_PARENT + self.command(),
+                                     stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL,
                                      stderr=open(self.folder / "qemu.err", "wb"))
         return self
@@ -216,6 +224,20 @@ class Machine:
                 self.proc.wait()
         return self.proc.returncode
 
+    def last_error(self) -> str | None:
+        """QEMU's own last line on stderr (why it ended, when it failed), or None."""
+        try:
+            said = (self.folder / "qemu.err").read_text(errors="replace").strip()
+        except OSError:
+            return None
+        return said.splitlines()[-1][:300] if said else None
+
+    def discard(self) -> None:
+        """Stop QEMU, and remove the folder if it is the machine's own temporary one."""
+        self.stop()
+        if self._temporary:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
     def kill(self) -> None:
         """A power cut: SIGKILL, nothing flushed."""
         if self.proc is not None and self.proc.poll() is None:
@@ -256,9 +278,19 @@ def _typing(m: Machine) -> None:
             return
 
 
+class Stopped(Exception):
+    """SIGTERM or SIGHUP reached `maned-machine boot`: power the machine off, as Ctrl-C."""
+
+
+def _stopped(signum, frame) -> None:
+    raise Stopped(signal.Signals(signum).name)
+
+
 def main(args) -> int:
-    """`maned-machine boot`: the machine in the foreground until Ctrl-C or power-off; exit 1
-    with QEMU's own last words when it ends in failure."""
+    """`maned-machine boot`: the machine in the foreground until Ctrl-C, SIGTERM, SIGHUP or
+    power-off, QEMU stopped by its pid and its folder removed whichever ends it (QEMU dies
+    with this process even when it is killed); exit 1 with QEMU's own last words when it
+    ends in failure."""
     mode = "secure" if args.secure_boot else "uefi" if args.uefi else "bios"
     why = cannot_boot(Path(args.image), args.port, args.discovery_port, args.memory)
     if why:
@@ -271,13 +303,16 @@ def main(args) -> int:
                          f"{e.strerror or e} [EUSAGE]\n")
         return 2
     accel = accelerator(args.accel)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stopped)
     m = Machine(Path(args.image), mode, accel, args.port, args.discovery_port, args.memory)
-    m.start()
-    print(f"maned-machine: booting {args.image} ({mode}, {accel}); worker on "
-          f"http://127.0.0.1:{m.port}, serial console below (Ctrl-C powers off)", flush=True)
-    threading.Thread(target=_typing, args=(m,), daemon=True).start()
-    shown = 0
+    shown, said = 0, None
     try:
+        m.start()
+        print(f"maned-machine: booting {args.image} ({mode}, {accel}); worker on "
+              f"http://127.0.0.1:{m.port}, serial console below (Ctrl-C powers off)",
+              flush=True)
+        threading.Thread(target=_typing, args=(m,), daemon=True).start()
         while m.running():
             text = m.serial_text()
             out.write(text[shown:])
@@ -286,13 +321,16 @@ def main(args) -> int:
             time.sleep(0.5)
     except KeyboardInterrupt:
         pass
+    except Stopped as e:
+        sys.stderr.write(f"maned-machine: {e}: the machine was powered off\n")
     finally:
         code = m.stop()
+        said = m.last_error()
+        m.discard()
         if out is not sys.stdout:
             out.close()
     if code not in (0, None, -signal.SIGTERM):
-        said = (m.folder / "qemu.err").read_text(errors="replace").strip().splitlines()
         sys.stderr.write(f"maned-machine: QEMU ended with status {code}: "
-                         f"{(said or ['no message'])[-1][:300]} [ERUN]\n")
+                         f"{said or 'no message'} [ERUN]\n")
         return 1
     return 0

@@ -218,3 +218,64 @@ def test_certify_refuses_a_boot_image_that_is_not_there(tmp_path, capsys, monkey
     assert certify.main(["--boot", str(tmp_path / "none.img"), "--out",
                          str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err.endswith("[EUSAGE]\n")
+
+
+# --- stopping a machine stops its QEMU (issue 33, point 1) ----------------------------------
+def _needs_qemu() -> None:
+    """QEMU, or a skip that says so (a failure where .ci/run requires the machine tools)."""
+    import shutil
+    from maned_machine.boot import QEMU
+    if shutil.which(QEMU) is None:
+        why = f"{QEMU} is not installed (.ci/machine-setup installs it)"
+        if os.environ.get("MANED_REQUIRE_MACHINE") == "1":
+            pytest.fail(f"MANED_REQUIRE_MACHINE=1 but {why}")
+        pytest.skip(why)
+
+
+def _qemu_of(pid: int) -> int | None:
+    from support.processes import children
+    for child in children(pid):
+        try:
+            if Path(f"/proc/{child}/comm").read_text().startswith("qemu"):
+                return child
+        except OSError:
+            pass
+    return None
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT", "SIGKILL"])
+def test_stopping_maned_machine_stops_its_qemu(tmp_path, sig):
+    """`maned-machine boot` ended by each signal (SIGKILL: its parent gone for good): no QEMU
+    is left running, and but for SIGKILL its temporary folder is gone too. The image is a
+    blank disk: QEMU runs, nothing boots, which is all a stop needs."""
+    import signal
+    import sys
+    from gates import until
+    from support.processes import gone, kill, start
+    from support.signals import default_sigint
+    _needs_qemu()
+    image = tmp_path / "blank.img"
+    image.write_bytes(bytes(1 << 20))
+    proc = start([sys.executable, "-c", "from maned_machine.cli import console_main; "
+                  "console_main()"], "boot", image, "--accel", "tcg",
+                 preexec_fn=default_sigint)
+    qemu = None
+    try:
+        until(lambda: _qemu_of(proc.pid) or proc.poll() is not None, "QEMU started")
+        qemu = _qemu_of(proc.pid)
+        assert qemu, proc.communicate()
+        cmdline = Path(f"/proc/{qemu}/cmdline").read_bytes().decode().split("\0")
+        log = next(a for a in cmdline if "logfile=" in a).partition("logfile=")[2]
+        folder = Path(log.split(",")[0]).parent
+        proc.send_signal(getattr(signal, sig))
+        proc.communicate(timeout=60)
+        assert gone(qemu), f"QEMU {qemu} outlived maned-machine ({sig})"
+        assert folder.exists() == (sig == "SIGKILL"), folder
+    finally:
+        for pid in (proc.pid, qemu):
+            if pid:
+                kill(pid)
+        proc.wait(timeout=10)
+    if sig == "SIGKILL":
+        import shutil
+        shutil.rmtree(folder, ignore_errors=True)
