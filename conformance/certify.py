@@ -100,7 +100,7 @@ def certify_machine(args) -> int:
     """`--boot IMAGE`: boot it under QEMU, certify it at its forwarded port, power it off.
     The report names what was certified (image digest, boot mode, accelerator) and keeps
     the serial console (serial.log)."""
-    from maned_machine.boot import Machine, accelerator, cannot_boot
+    from maned_machine.boot import SETUP_MODE, Machine, accelerator, cannot_boot
     image = Path(args.boot)
     why = cannot_boot(image, 0, 0, Machine.memory_mib)
     if why:
@@ -118,7 +118,7 @@ def certify_machine(args) -> int:
     t0 = time.monotonic()
     machine.start()
     try:
-        if not machine.wait_for("BOOT-COMPLETE", args.boot_timeout):
+        if not machine.wait_for("BOOT-COMPLETE", args.boot_timeout, unless=(SETUP_MODE,)):
             said = machine.last_error() if not machine.running() else None
             return _usage(f"the machine did not boot ({mode}, {accel}): "
                           f"{machine.not_booted(args.boot_timeout)}"
@@ -189,7 +189,7 @@ def certify_url(args) -> int:
     worker = WorkerUnderTest(args.url, deadline_s=args.job_timeout, token=session.token,
                              alias=status.alias)
     outcomes = run_protocol(worker.host, worker.port, user, password, args.job_timeout,
-                            session.token)
+                            session.token, poll_limit_s=args.case_timeout)
     if args.first_failure and any(o.status != "pass" for o in outcomes):
         outcomes += [not_run(c.id, "not run: --first-failure stopped the run")
                      for c in cases]

@@ -59,12 +59,17 @@ HEAVY_SCRIPT = GOLDEN_SCRIPT.split("calc::")[0] + """calc::lambda_flow heavy(a, 
 MUTATION_CODES = {"bad_magic": "BAD_ENVELOPE", "bad_truncated": "BAD_ENVELOPE",
                   "bad_shape": "SHAPE_MISMATCH", "unsupported_op": "UNSUPPORTED_OP"}
 LOCKED_NAME = "maned-certify-lockout-probe"  # a name of its own: the real user stays usable
-POLL_LIMIT_S = 60.0
+POLL_LIMIT_S = 60.0  # how long a check waits for its async jobs, unless told (--case-timeout)
 MAX_SLOTS_CHECKED = 1024  # a worker with more job slots than this is not filled to BUSY
 
 
 class Failed(Exception):
     pass
+
+
+class OutOfTime(Exception):
+    """A check's wait ran past its limit: a slow worker (reported as timeout), not a wrong
+    one."""
 
 
 class NotChecked(Exception):
@@ -75,8 +80,10 @@ class Probe:
     """Raw requests to one worker, each on a fresh connection."""
 
     def __init__(self, host: str, port: int, user: str | None, password: str | None,
-                 deadline_s: float):
+                 deadline_s: float, poll_limit_s: float = POLL_LIMIT_S):
+        """deadline_s: each request's; poll_limit_s: a check's wait for its async jobs."""
         self.host, self.port, self.deadline_s = host, port, deadline_s
+        self.poll_limit_s = poll_limit_s
         self.user, self.password, self._token = user, password, None
 
     def call(self, method: str, path: str, body: bytes | None = None, proto: bool = True,
@@ -179,7 +186,8 @@ def _wait_done(p: Probe, job: int, end: float) -> None:
         if state not in ("queued", "running"):
             raise Failed(f"job {job} went to HTTP {code} {body[:60]!r}")
         if time.monotonic() > end:
-            raise Failed(f"job {job} was not done within {POLL_LIMIT_S:g} s")
+            raise OutOfTime(f"job {job} was not done within {p.poll_limit_s:g} s "
+                            "(--case-timeout)")
         time.sleep(0.05)
 
 
@@ -192,14 +200,14 @@ def _read(p: Probe, job: int, mnrs: bytes | None) -> None:
 
 
 def _drain(p: Probe, expected: dict[int, bytes | None]) -> Exception | None:
-    """Wait for every job and read its result, freeing its slot, all within POLL_LIMIT_S;
-    every job is tried even after one fails. The first failure, or None."""
-    end, first = time.monotonic() + POLL_LIMIT_S, None
+    """Wait for every job and read its result, freeing its slot, all within the probe's poll
+    limit; every job is tried even after one fails. The first failure, or None."""
+    end, first = time.monotonic() + p.poll_limit_s, None
     for job, mnrs in expected.items():
         try:
             _wait_done(p, job, end)
             _read(p, job, mnrs)
-        except (Failed, DeviceFailure, socket.timeout) as e:
+        except (Failed, OutOfTime, DeviceFailure, socket.timeout) as e:
             first = first or e
     return first
 
@@ -333,7 +341,7 @@ def async_read_once(p: Probe, state: dict) -> str | None:
     _, mnpk, mnrs = state["golden"]
     with Slots(p) as slots:
         job = slots.submit(mnpk, mnrs)
-        _wait_done(p, job, time.monotonic() + POLL_LIMIT_S)
+        _wait_done(p, job, time.monotonic() + p.poll_limit_s)
         _error_of(p.call("DELETE", f"{JOB_PATH}?id={job}", token=True), "NOT_READY",
                   "cancelling a finished job (DESIGN R43: 409)")
         del slots.unread[job]  # read here, once: the second read must find nothing
@@ -405,10 +413,12 @@ CHECKS = tuple(name for name, _ in _CHECKS)  # the checks' names, in report orde
 
 
 def run_protocol(host: str, port: int, user, password, deadline_s: float,
-                 token: str | None = None) -> list[Outcome]:
+                 token: str | None = None, poll_limit_s: float = POLL_LIMIT_S
+                 ) -> list[Outcome]:
     """Every check, in order; after a failed `status` the others cannot be judged. `token`
-    is the certification's own login, so the checks log in no more than they test."""
-    probe, out = Probe(host, port, user, password, deadline_s), []
+    is the certification's own login, so the checks log in no more than they test. A wait
+    that runs out (poll_limit_s, the certification's --case-timeout) is a timeout."""
+    probe, out = Probe(host, port, user, password, deadline_s, poll_limit_s), []
     probe._token = token
     for name, check in checks(probe):
         cid = f"protocol/{name}"
@@ -422,7 +432,7 @@ def run_protocol(host: str, port: int, user, password, deadline_s: float,
             out.append(Outcome(cid, "hardware", "fail", str(e)))
         except NotChecked as e:
             out.append(Outcome(cid, "hardware", "not_supported", str(e)))
-        except (DeviceFailure, socket.timeout) as e:
+        except (DeviceFailure, socket.timeout, OutOfTime) as e:
             kind = e.kind if isinstance(e, DeviceFailure) else "timeout"
             out.append(Outcome(cid, "hardware", "timeout" if kind == "timeout" else "error",
                                str(e)))

@@ -22,6 +22,8 @@ from pathlib import Path
 from bark_vm.container import free_port
 from bark_vm.wire.constants import DEFAULT_PORT, DISCOVERY_PORT
 
+from .guest.identity import SETUP_MODE
+
 QEMU = "qemu-system-x86_64"
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
 OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
@@ -182,15 +184,18 @@ class Machine:
                 return m.group(0).strip()
         return None
 
-    def wait_for(self, text: str, deadline_s: float, after: int = 0) -> bool:
+    def wait_for(self, text: str, deadline_s: float, after: int = 0,
+                 unless: tuple[str, ...] = ()) -> bool:
         """Whether `text` shows on the serial console (past offset `after`) in time; False
-        at once when QEMU has ended or the guest kernel has hung."""
+        at once when QEMU has ended, the guest kernel has hung, or a line of `unless` shows
+        (past `after`) first."""
         give_up = time.monotonic() + deadline_s
         while time.monotonic() < give_up:
             console = self.serial_text()
             if text in console[after:]:
                 return True
-            if not self.running() or self.hung(console):
+            if (not self.running() or self.hung(console)
+                    or any(u in console[after:] for u in unless)):
                 return text in self.serial_text()[after:]
             time.sleep(0.5)
         return False
@@ -200,6 +205,11 @@ class Machine:
         stuck = self.hung()
         if stuck:
             return f"its kernel hung ({stuck})"
+        if SETUP_MODE in self.serial_text():
+            return ("the image has no identity (its console says IDENTITY: setup mode, and "
+                    "asks for one): build it with maned-machine build --alias A --user U "
+                    "--pass-file F, or write alias, user and password into bark.conf on its "
+                    "BARK partition")
         if not self.running():
             return f"QEMU ended (exit code {self.proc.returncode}) before BOOT-COMPLETE"
         return f"no BOOT-COMPLETE on the serial console in {deadline_s:g} s"

@@ -2,6 +2,7 @@
 fields that decide it, and a case file that is not a case refused by name."""
 import hashlib
 import json
+import re
 import sys
 
 import pytest
@@ -244,3 +245,33 @@ def test_a_job_digest_is_the_sha256_of_the_canonical_json_of_its_outputs(outputs
     doc = {name: [list(t.shape), list(t.data)] for name, t in outputs.items()}
     text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     assert outputs_digest(outputs) == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_a_protocol_check_that_outwaits_its_limit_is_a_timeout_not_a_fail(tmp_path,
+                                                                         monkeypatch):
+    """Issue 33, point 5: a worker that holds its async jobs (slow, not wrong) past the
+    protocol checks' poll limit (maned-certify's --case-timeout): the wait runs out as
+    OutOfTime, which the protocol run reports as a timeout, never a fail, and the checks
+    after it are not run."""
+    import time
+
+    from maned_conformance import protocol
+
+    def held_job(probe, state) -> None:  # a check that waits on one async job
+        job = protocol._submit(probe, protocol._heavy(2, 1 << 20))
+        protocol._wait_done(probe, job, time.monotonic() + probe.poll_limit_s)
+
+    monkeypatch.setattr(protocol, "_CHECKS", protocol._CHECKS[:1] + [("held", held_job)])
+    gate = Gate(tmp_path / "hold").close()
+    command = [sys.executable, str(FAKES / "gated_worker.py"), str(gate.path)]
+    try:
+        with worker_process("bob", "test", "pw-poll-limit", command=command) as w:
+            outcomes = protocol.run_protocol(w.host, w.port, "test", "pw-poll-limit", 30,
+                                             poll_limit_s=0.5)
+    finally:
+        gate.open()
+    (status, held), rest = outcomes[:2], outcomes[2:]
+    assert (status.case, status.status) == ("protocol/status", "pass"), status
+    assert (held.case, held.status) == ("protocol/held", "timeout"), held
+    assert re.fullmatch(r"job \d+ was not done within 0.5 s \(--case-timeout\)", held.detail)
+    assert rest and {o.detail for o in rest} == {"not run: an earlier check timed out"}

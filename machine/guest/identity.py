@@ -22,6 +22,7 @@ RUN = "/run/bark"
 IDENTITY = f"{RUN}/identity.json"  # alias and user, for the worker's launcher
 PASS_FILE = f"{RUN}/pass"  # mode 0600
 FIELDS = ("alias", "user", "password")
+SETUP_MODE = "IDENTITY: setup mode"  # the console line of an image without identity (boot.py)
 STICK_WAIT_S = 60  # udev names the partition once the USB or disk driver has found it
 HEADER = ("# The Bark machine's identity (docs/machine.md). Edit it on any computer after\n"
           "# writing the stick: alias (letters, digits, _ and single hyphens), user and\n"
@@ -70,7 +71,7 @@ def main() -> int:
         identity = {}
     why = problem(identity)
     if why:
-        say(f"IDENTITY: setup mode ({why.split(':')[0]}): answer on this console")
+        say(f"{SETUP_MODE} ({why.split(':')[0]}): answer on this console")
         identity = ask()
         _keep(identity)
     _publish(identity)

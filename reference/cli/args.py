@@ -7,7 +7,7 @@ from bark_vm.wire.digits import whole_number
 
 from ..diagnostics import Diagnostic, MnError
 from ..dispatch.device_specs import DeviceOverride
-from ..lang.names import suggest
+from ..lang.names import nearest
 from ..numeric.int32 import INT32_MAX
 from ..targets.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
 
@@ -170,6 +170,13 @@ class ArgReader:
 RUN_FLAGS = sorted(set(re.findall(r"--[a-z][a-z-]*", USAGE.split("maned-run devices")[0]))
                    | {"--help", "--version"})
 
+def _flag_hint(arg: str) -> str:
+    """` (did you mean '--x'?)` for the flag `arg` nearly is, its dashes left out of the
+    likeness (every flag shares them)."""
+    best = nearest(shown_argument(arg).lstrip("-"), [f[2:] for f in RUN_FLAGS])
+    return f" (did you mean '--{best}'?)" if best else ""
+
+
 DEVICE_FLAGS = {"--device": "url", "--device-user": "user", "--device-pass": "password",
                 "--device-token": "token"}
 
@@ -219,8 +226,7 @@ def parse_args(argv: list[str]) -> RunOptions:
             if opts.threads is None:
                 raise usage_error(f"--threads takes a whole number >= 1, not '{text[:32]}'")
         elif arg.startswith("-") and arg != "-":
-            raise usage_error(f"unknown argument: {shown_argument(arg)}"
-                              f"{suggest(shown_argument(arg), RUN_FLAGS)}")
+            raise usage_error(f"unknown argument: {shown_argument(arg)}{_flag_hint(arg)}")
         elif opts.script is None:
             opts.script = arg
         else:

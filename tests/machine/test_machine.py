@@ -189,3 +189,21 @@ def test_the_conformance_plugin_boots_the_machine_as_its_hardware_target(stick_c
     ran = re.search(r"(\d+) passed", p.stdout)
     assert p.returncode == 0 and ran and int(ran.group(1)) >= 5, p.stdout[-2000:]
     assert "failed" not in p.stdout and "error" not in p.stdout
+
+
+def test_certify_boot_of_a_setup_mode_image_says_so_at_its_identity_line(
+        stick_copy, accel, tmp_path, monkeypatch, capsys):
+    """Issue 33, point 3: `maned-certify --boot` of a stick without identity stops at the
+    console's setup-mode line (exit 2, naming the build's identity flags and bark.conf),
+    not after the boot deadline; the report keeps the console and QEMU's messages."""
+    monkeypatch.setenv("BARK_USER", USER)
+    monkeypatch.setenv("BARK_PASS", "unused")
+    out = tmp_path / "report"
+    assert certify.main(["--boot", str(stick_copy()), "--accel", accel,
+                         "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "the image has no identity" in err and "IDENTITY: setup mode" in err, err
+    assert "--alias A --user U --pass-file F" in err and "bark.conf" in err
+    serial = (out / "serial.log").read_text(errors="replace")
+    assert "IDENTITY: setup mode" in serial and "BOOT-COMPLETE" not in serial
+    assert (out / "qemu.err").exists()
