@@ -180,13 +180,16 @@ time.sleep(600)
 
 
 # A main thread that catches every KeyboardInterrupt and goes on, with a child of its own:
-# only the watch thread can end it (each one caught is noted in `ready`.caught).
+# only the watch thread can end it (each one caught is noted in `ready`.caught). `ready`
+# appears whole (a rename) and only inside the loop's try, so no SIGINT can fall outside it.
 STUBBORN = """
 import subprocess
 sleeper = subprocess.Popen(["sleep", "600"])
-open(ready, "w").write(str(sleeper.pid))
 while True:
     try:
+        if not os.path.exists(ready):
+            open(ready + ".tmp", "w").write(str(sleeper.pid))
+            os.rename(ready + ".tmp", ready)
         time.sleep(600)
     except KeyboardInterrupt:
         open(ready + ".caught", "w").close()
