@@ -40,7 +40,8 @@ CPUS = {"kvm": 2, "tcg": 1}
 HUNG_S = 120  # a CPU the guest kernel reports stuck this long: the boot will not finish
 SOFT_LOCKUP = re.compile(r"soft lockup - CPU#\d+ stuck for (\d+)s!.*")
 STOP_S = 10
-# QEMU dies with whatever started it, even by SIGKILL (util-linux; PR_SET_PDEATHSIG)
+# QEMU dies with whatever started it, even by SIGKILL (util-linux; PR_SET_PDEATHSIG, which
+# follows the starting thread: every caller starts machines from its main thread)
 DIES_WITH_PARENT = ["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []
 # mov dx,0x3f8; mov al,'O'; out dx,al; mov al,'K'; out dx,al; cli; hlt; jmp $-2
 PROBE_SECTOR = bytes.fromhex("baf803b04feeb04beefaf4ebfd").ljust(510, b"\0") + b"\x55\xaa"
@@ -206,7 +207,7 @@ class Machine:
         if stuck:
             return f"its kernel hung ({stuck})"
         if SETUP_MODE in self.serial_text():
-            return ("the image has no identity (its console says IDENTITY: setup mode, and "
+            return (f"the image has no identity (its console says {SETUP_MODE}, and "
                     "asks for one): build it with maned-machine build --alias A --user U "
                     "--pass-file F, or write alias, user and password into bark.conf on its "
                     "BARK partition")
