@@ -12,8 +12,9 @@ credentials, is the operator's error (exit 2), never a verdict on the worker. Wr
 (default certify-report/): report.json, summary.md, junit.xml, and signature.txt when the
 whole case set passed. Exit 0 when every case of the whole set passed (not-supported ones
 too with --allow-unsupported), 1 when any failed, timed out or errored, 2 for a usage or
-operator error, 3 when every case a --cases run ran passed (partial: not a certification). One case never stops the others: each job has a deadline, each case a total
-deadline, and a worker found dead after a case is reported for every case left, not
+operator error, 3 when every case a --cases run ran passed (partial: not a
+certification). One case never stops the others: each job has a deadline, each case a
+total deadline, and a worker found dead after a case is reported for every case left, not
 waited on. Every report lists every check and case of the set, whatever happened.
 """
 import argparse

@@ -169,7 +169,6 @@ def test_a_side_slowed_three_times_fails_the_gate_on_a_quiet_machine(monkeypatch
     want = ("skip" if load.cores < 2 else "inconclusive" if load.others > gate.BUSY_LIMIT
             else "fail")
     assert verdict.status == want, verdict.text
-    assert slowed[name].value < slowed["fleet/h10/x1/efficiency"].value / 2
 
 
 def test_the_slow_hook_refuses_what_it_cannot_read(monkeypatch, capsys):

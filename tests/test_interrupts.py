@@ -55,6 +55,8 @@ def _held_sigint() -> None:
 
 
 def _descendants(pid: int) -> set[int]:
+    """Every process below `pid`, walked here rather than by maned.interrupts.descendants:
+    the test judges that function's kills, so it must not see through its eyes."""
     found, todo = set(), [pid]
     while todo:
         for child in children(todo.pop()) - found:
