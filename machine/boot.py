@@ -21,8 +21,11 @@ from pathlib import Path
 
 from bark_vm.container import free_port
 from bark_vm.wire.constants import DEFAULT_PORT, DISCOVERY_PORT
+from maned.interrupts import deferred
 
 from .guest.identity import SETUP_MODE
+from .guest.oem import oem_string
+from .terminal import Terminal
 
 QEMU = "qemu-system-x86_64"
 OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
@@ -63,21 +66,44 @@ def add_arguments(p) -> None:
 
 
 def kvm_runs() -> bool:
-    """Whether KVM really runs a guest here: a 512-byte guest prints OK on its serial port."""
-    if not os.access("/dev/kvm", os.R_OK | os.W_OK) or shutil.which(QEMU) is None:
-        return False
-    with tempfile.TemporaryDirectory(prefix="bark-kvm-") as tmp:
-        disk = Path(tmp) / "probe.img"
+    """Whether KVM really runs a guest here (a /dev/kvm that cannot is TCG)."""
+    return (os.access("/dev/kvm", os.R_OK | os.W_OK) and shutil.which(QEMU) is not None
+            and probe_prints_ok("kvm"))
+
+
+def probe_prints_ok(accel: str) -> bool:
+    """Whether a 512-byte guest under `accel` prints OK on its serial port in ACCEL_PROBE_S.
+    The probe never sees the user's terminal (QEMU on a terminal puts it in raw, non-blocking
+    mode and, killed, never puts it back): its serial port is a file, its stdin nothing, and
+    it runs in a session of its own."""
+    with tempfile.TemporaryDirectory(prefix="bark-probe-") as tmp:
+        disk, serial = Path(tmp) / "probe.img", Path(tmp) / "serial.out"
         disk.write_bytes(PROBE_SECTOR)
-        try:
-            p = subprocess.run([QEMU, "-accel", "kvm", "-cpu", "host", "-m", "16", "-display",
-                                "none", "-serial", "stdio", "-monitor", "none", "-no-reboot",
-                                "-drive", f"format=raw,file={disk}"], capture_output=True,
-                               timeout=ACCEL_PROBE_S)
-            out = p.stdout
-        except subprocess.TimeoutExpired as e:
-            out = e.stdout or b""
-    return b"OK" in out
+        with deferred():  # started and recorded, or not started: never an orphan
+            probe = subprocess.Popen(
+                DIES_WITH_PARENT + [QEMU, "-accel", accel, "-m", "16", "-display", "none",
+                                    "-serial", f"file:{serial}", "-monitor", "none",
+                                    "-no-reboot", "-drive", f"format=raw,file={disk}"]
+                + (["-cpu", "host"] if accel == "kvm" else []),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True)
+        give_up = time.monotonic() + ACCEL_PROBE_S
+        try:  # the guest prints OK, then halts for good: done when it has printed
+            while probe.poll() is None and time.monotonic() < give_up:
+                if b"OK" in _read(serial):
+                    break
+                time.sleep(0.05)
+        finally:
+            probe.kill()
+            probe.wait()
+        return b"OK" in _read(serial)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 def accelerator(asked: str) -> str:
@@ -147,7 +173,8 @@ class Machine:
             fwd = f"hostfwd=tcp:127.0.0.1:{self.port}-:{DEFAULT_PORT}"
             if self.discovery_port:
                 fwd += f",hostfwd=udp:127.0.0.1:{self.discovery_port}-:{DISCOVERY_PORT}"
-            cmd += ["-nic", f"user,model=rtl8139,{fwd}"]
+            cmd += ["-nic", f"user,model=rtl8139,{fwd}",  # discovery gives the port forwarded
+                    "-smbios", f"type=11,value={oem_string(self.port)}"]
         return cmd
 
     @property
@@ -162,10 +189,10 @@ class Machine:
             shutil.copyfile(OVMF_SECURE_VARS if self.mode == "secure" else OVMF_VARS,
                             self.vars_copy)
         self.serial_log.unlink(missing_ok=True)
-        self.proc = subprocess.Popen(self.prefix + DIES_WITH_PARENT + self.command(),
-                                     stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL,
-                                     stderr=open(self.folder / "qemu.err", "wb"))
+        with deferred(), open(self.folder / "qemu.err", "wb") as err:  # never an orphan
+            self.proc = subprocess.Popen(self.prefix + DIES_WITH_PARENT + self.command(),
+                                         stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=err)
         return self
 
     def serial_text(self) -> str:
@@ -313,19 +340,22 @@ def main(args) -> int:
         sys.stderr.write(f"maned-machine: cannot write --serial {args.serial}: "
                          f"{e.strerror or e} [EUSAGE]\n")
         return 2
-    accel = accelerator(args.accel)
+    terminal = Terminal(sys.stdin.fileno())
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _stopped)
-    m = Machine(Path(args.image), mode, accel, args.port, args.discovery_port, args.memory)
-    shown, said = 0, None
+    m, shown, said, code = None, 0, None, None
     try:
+        accel = accelerator(args.accel)
+        m = Machine(Path(args.image), mode, accel, args.port, args.discovery_port, args.memory)
         m.start()
+        found = f", discovery on UDP 127.0.0.1:{m.discovery_port}" if m.discovery_port else ""
         print(f"maned-machine: booting {args.image} ({mode}, {accel}); worker on "
-              f"http://127.0.0.1:{m.port}, serial console below (Ctrl-C powers off)",
+              f"http://127.0.0.1:{m.port}{found}, serial console below (Ctrl-C powers off)",
               flush=True)
         threading.Thread(target=_typing, args=(m,), daemon=True).start()
         while m.running():
             text = m.serial_text()
+            terminal.follow(text)  # echo off before a password prompt shows
             out.write(text[shown:])
             out.flush()
             shown = len(text)
@@ -335,9 +365,10 @@ def main(args) -> int:
     except Stopped as e:
         sys.stderr.write(f"maned-machine: {e}: the machine was powered off\n")
     finally:
-        code = m.stop()
-        said = m.last_error()
-        m.discard()
+        if m is not None:
+            code, said = m.stop(), m.last_error()
+            m.discard()
+        terminal.restore()
         if out is not sys.stdout:
             out.close()
     if code not in (0, None, -signal.SIGTERM):

@@ -142,6 +142,7 @@ def test_qemu_boots_the_image_as_a_usb_stick_with_an_rtl8139(tmp_path, mode, pre
     cmd = " ".join(m.command())
     assert "usb-storage,bus=xhci.0,drive=stick,removable=on,bootindex=0" in cmd
     assert "user,model=rtl8139,hostfwd=tcp:127.0.0.1:4999-:4780" in cmd
+    assert "-smbios type=11,value=bark.advertise-port=4999" in cmd  # discovery gives 4999
     assert " ".join(present) in cmd and not any(a in cmd for a in absent)
     if mode == "secure":
         assert "OVMF_CODE_4M.secboot.fd" in cmd and "property=secure,value=on" in cmd
@@ -186,6 +187,89 @@ def test_a_wait_for_the_boot_ends_when_the_guest_kernel_says_a_cpu_is_stuck(tmp_
 def test_the_kvm_probe_is_a_boot_sector_that_prints_ok():
     assert len(PROBE_SECTOR) == 512 and PROBE_SECTOR.endswith(b"\x55\xaa")
     assert PROBE_SECTOR[:3] == b"\xba\xf8\x03"  # mov dx, 0x3f8: the first serial port
+
+
+def _oem_entry(folder: Path, index: int, *texts: str) -> None:
+    """An SMBIOS type-11 structure as the kernel shows it: type, length 5, handle, count,
+    then the strings, each NUL-terminated, and an empty one."""
+    entry = folder / f"11-{index}"
+    entry.mkdir(parents=True)
+    strings = b"".join(t.encode() + b"\0" for t in texts) + b"\0"
+    (entry / "raw").write_bytes(bytes([11, 5, index, 0, len(texts)]) + strings)
+
+
+@given(port=st.integers(1, 65535), before=st.lists(st.text("abc=.-_ 09", min_size=1,
+                                                           max_size=12), max_size=3))
+def test_the_guest_reads_the_port_its_host_forwards_from_the_oem_strings(port, before):
+    """Issue 33, point 4: the host's `-smbios type=11` string gives the guest the port to
+    advertise, among any other OEM strings a firmware has; none, or a bad one, is None."""
+    import tempfile
+    from maned_machine.guest.oem import advertised_port, oem_string
+    with tempfile.TemporaryDirectory() as tmp:
+        entries = Path(tmp)
+        assert advertised_port(str(entries)) is None  # a laptop: no OEM string of ours
+        _oem_entry(entries, 0, *before)
+        _oem_entry(entries, 1, *before, "bark.advertise-port=0", "bark.advertise-port=x")
+        assert advertised_port(str(entries)) is None
+        _oem_entry(entries, 2, *before, oem_string(port))
+        assert advertised_port(str(entries)) == port
+
+
+def test_the_kvm_probe_leaves_the_users_terminal_as_it_was(tmp_path):
+    """Issue 33, point 2: the accelerator probe runs a real QEMU (under TCG here, the probe
+    sector prints OK) with the user's terminal as stdin; the terminal's modes and its
+    blocking mode are untouched, and the probe heard the guest."""
+    import fcntl
+    import pty
+    import subprocess
+    import sys
+    import termios
+    _needs_qemu()
+    master, slave = pty.openpty()
+    try:
+        modes, flags = termios.tcgetattr(slave), fcntl.fcntl(slave, fcntl.F_GETFL)
+        probe = subprocess.run(
+            [sys.executable, "-c", "from maned_machine.boot import kvm_runs, probe_prints_ok; "
+             "print(probe_prints_ok('tcg'), kvm_runs())"],
+            stdin=slave, capture_output=True, text=True, timeout=120)
+        assert probe.returncode == 0, probe.stderr
+        assert probe.stdout.split()[0] == "True", probe  # the probe sector ran, and said OK
+        assert termios.tcgetattr(slave) == modes
+        assert fcntl.fcntl(slave, fcntl.F_GETFL) == flags
+    finally:
+        os.close(master)
+        os.close(slave)
+
+
+def test_the_boot_terminal_hides_a_typed_password_and_is_put_back_as_it_was():
+    """`maned-machine boot`'s terminal: echo off while the console's last words ask a
+    password (either prompt), on again after; whatever happened to it meanwhile (raw,
+    non-blocking), restore() gives back the modes and flags it had."""
+    import fcntl
+    import pty
+    import termios
+    import tty
+    from maned_machine.terminal import PASSWORD_PROMPTS, Terminal
+    master, slave = pty.openpty()
+    try:
+        modes, flags = termios.tcgetattr(slave), fcntl.fcntl(slave, fcntl.F_GETFL)
+        echoing = lambda: bool(termios.tcgetattr(slave)[3] & termios.ECHO)  # noqa: E731
+        terminal = Terminal(slave)
+        assert PASSWORD_PROMPTS == ("password: ", "password again: ")
+        for console, echo in (("alias: ", True), ("alias: lab\r\nuser: ", True),
+                              ("user: me\r\npassword: ", False),
+                              ("password: \r\npassword again: ", False),
+                              ("password again: \r\nIDENTITY: PASS\r\n", True)):
+            terminal.follow(console)
+            assert echoing() == echo, console
+        tty.setraw(slave)
+        fcntl.fcntl(slave, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        terminal.restore()
+        assert termios.tcgetattr(slave) == modes
+        assert fcntl.fcntl(slave, fcntl.F_GETFL) == flags
+    finally:
+        os.close(master)
+        os.close(slave)
 
 
 def test_bad_machine_arguments_are_one_coded_line(tmp_path, capsys):

@@ -146,31 +146,96 @@ LIGHT = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
          "in::x = [[1,2],[3,4]];\ncalc::lambda_flow f(x) {\n    x x matmul y =\n} return y;\n")
 
 
-def test_setup_mode_asks_on_the_serial_console_and_keeps_the_answer(stick_copy, accel):
-    """A stick without identity, booted by UEFI with Secure Boot on, asks alias, user and the
-    password twice; the password is never echoed nor logged; the answer is kept in bark.conf
-    and the worker serves with it."""
+def _free_udp_port() -> int:
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _Screen:
+    """What a terminal shows: everything read from a pseudo-terminal's master side."""
+
+    def __init__(self, master: int):
+        import threading
+        self.master, self.text = master, ""
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:  # the last writer closed the terminal
+                return
+            if not chunk:
+                return
+            self.text += chunk.decode("utf-8", "replace")
+
+    def wait_for(self, text: str, after: int, proc) -> int:
+        """The offset just past `text` once the screen shows it past `after`."""
+        give_up = time.monotonic() + BOOT_S
+        while time.monotonic() < give_up and proc.poll() is None:
+            at = self.text.find(text, after)
+            if at >= 0:
+                return at + len(text)
+            time.sleep(0.2)
+        raise AssertionError(f"no {text!r} on the terminal: {self.text[-3000:]}")
+
+
+def test_setup_mode_answered_at_the_terminal_of_maned_machine_boot(stick_copy, tmp_path):
+    """Issue 33, points 2 and 4, through `maned-machine boot --accel auto` on a terminal (a
+    pseudo-terminal; the accelerator probe runs where /dev/kvm exists): a stick without
+    identity, booted by UEFI with Secure Boot on, asks alias, user and the password twice;
+    the answers typed at the terminal arrive, the password is never shown (the terminal's
+    echo is off at its prompts) nor logged, and is kept in bark.conf. Discovery through the
+    forwarded ports gives the forwarded port, so `maned-run devices` lists an address a
+    client reaches. Stopped, the machine leaves the terminal as it found it."""
+    import fcntl
+    import pty
+    import signal
+    import termios
+    from bark_vm.container import free_port
     image = stick_copy()
     secret = "typed-" + str(time.monotonic_ns())
-    m = Machine(image, "secure", accel).start()  # and Secure Boot, on
+    port, discovery = free_port(), _free_udp_port()
+    master, slave = pty.openpty()
+    modes, flags = termios.tcgetattr(slave), fcntl.fcntl(slave, fcntl.F_GETFL)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from maned_machine.cli import console_main; console_main()",
+         "boot", str(image), "--secure-boot", "--accel", "auto", "--port", str(port),
+         "--discovery-port", str(discovery)], stdin=slave, stdout=slave, stderr=slave)
+    screen = _Screen(master)
     try:
-        seen = 0  # each prompt is looked for after the previous one
+        seen = 0  # each prompt is looked for after the previous answer
         for prompt, answer in (("alias: ", "bark-setup"), ("user: ", "owner"),
                                ("password: ", secret), ("password again: ", secret)):
-            assert m.wait_for(prompt, BOOT_S, after=seen), m.serial_text()[-3000:]
-            seen = m.serial_text().index(prompt, seen) + len(prompt)
-            m.type(answer + "\r")
-        assert m.wait_for("BOOT-COMPLETE", BOOT_S), m.serial_text()[-3000:]
-        status = _http(m.port, "GET", "/api/status")[1]
-        assert status["alias"] == "bark-setup"
-        assert _http(m.port, "POST", "/api/auth", json.dumps(
+            seen = screen.wait_for(prompt, seen, proc)
+            os.write(master, (answer + "\r").encode())  # typed, then Enter
+        seen = screen.wait_for("BOOT-COMPLETE", seen, proc)
+        assert _http(port, "GET", "/api/status")[1]["alias"] == "bark-setup"
+        assert _http(port, "POST", "/api/auth", json.dumps(
             {"username": "owner", "password": secret}).encode())[0] == 200
-        assert "IDENTITY: PASS (alias bark-setup, user owner)" in m.serial_text()
-        # the faceplate is written after BOOT-COMPLETE, so it is waited for, not assumed
-        assert m.wait_for("boot    UEFI, Secure Boot on", BOOT_S), m.serial_text()[-3000:]
-        assert secret not in m.serial_text()
+        listing = subprocess.run(
+            [sys.executable, "-c", "from maned.cli.console import maned_run; maned_run()",
+             "devices", "--no-broadcast", "--probe", f"127.0.0.1:{discovery}"],
+            capture_output=True, text=True, timeout=120)
+        assert listing.stdout.splitlines()[1].split()[:3] == [
+            "bark-setup", "x86", f"127.0.0.1:{port}"], listing
+        screen.wait_for("boot    UEFI, Secure Boot on", seen, proc)  # after BOOT-COMPLETE
+        assert "IDENTITY: PASS (alias bark-setup, user owner)" in screen.text
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
     finally:
-        m.stop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        try:
+            assert termios.tcgetattr(slave) == modes, "the terminal's modes were left changed"
+            assert fcntl.fcntl(slave, fcntl.F_GETFL) == flags
+        finally:
+            os.close(slave)
+            os.close(master)
+    assert secret not in screen.text, "the password was shown on the terminal"
     kept = stick.read_conf(image)
     assert "alias = bark-setup" in kept and "user = owner" in kept
     assert f"password = {secret}" in kept
