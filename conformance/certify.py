@@ -244,15 +244,15 @@ def headline(doc: dict, cases: str, out_dir: str, seconds: float) -> str:
 def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool,
             case_deadline_s: float = CASE_DEADLINE_S,
             job_deadline_s: float = JOB_DEADLINE_S) -> list[Outcome]:
-    """Every case, run layer by layer (a single op's cases first: they are quick, and the
-    likeliest cause of a failure) and reported in id order. After a timeout or an error
-    the worker is probed afresh; a worker that no longer answers gets every remaining case
-    as `error`, without waiting on it. The probe waits a job deadline more than a small job
-    needs: a job the worker is still busy with (it cannot be cancelled once running) ends
-    within a job deadline."""
+    """Every case, asked and returned in run order (report.likeliest_first: a single op's
+    cases first, they are quick and the likeliest cause of a failure). After a timeout or
+    an error the worker is probed afresh; a worker that no longer answers gets every
+    remaining case as `error`, without waiting on it. The probe waits a job deadline more
+    than a small job needs: a job the worker is still busy with (it cannot be cancelled
+    once running) ends within a job deadline."""
     outcomes: list[Outcome] = []
     dead = None  # why the worker is no longer asked
-    for case in sorted(cases, key=lambda c: (report.layer(c.id), c.id)):
+    for case in sorted(cases, key=report.likeliest_first):
         if dead:
             outcomes.append(not_run(case.id, dead))
             continue
@@ -263,7 +263,7 @@ def certify(worker: WorkerUnderTest, url: str, cases, first_failure: bool,
         elif o.status in ("timeout", "error") and not _alive(url, job_deadline_s +
                                                              PROBE_DEADLINE_S):
             dead = f"the worker stopped answering jobs after case {case.id}"
-    return sorted(outcomes, key=lambda o: o.case)
+    return outcomes
 
 
 def _alive(url: str, deadline_s: float) -> bool:

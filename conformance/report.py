@@ -63,15 +63,28 @@ def layer(case_id: str) -> int:
                 len(LAYERS))
 
 
-def cause_first(cases: dict[str, Case], outcomes: list[Outcome]) -> list[Outcome]:
-    """The outcomes that did not pass, the likeliest cause first: what the worker was asked
-    before what it never was, then by layer (LAYERS), the fewest ops, the shortest script,
-    the id."""
-    def key(o: Outcome):
-        case = cases.get(o.case)
-        return (not o.asked, layer(o.case), len(_uses(cases, o.case)[0]),
-                len(case.script) if case else 0, o.case)
-    return sorted((o for o in outcomes if o.status != "pass"), key=key)
+def likeliest_first(case: Case) -> tuple:
+    """The order a certification asks its cases in, the likeliest cause of a failure first:
+    by layer (LAYERS: a single op's cases first), the fewest ops, the shortest script, the
+    id. So the first failure in time is the likeliest cause, unless an earlier failure left
+    the worker unable to answer (a job still running, a crash): then that one is the cause
+    and the later ones its symptoms."""
+    return layer(case.id), len(case.uses[0]), len(case.script), case.id
+
+
+def cause_first(outcomes: list[Outcome]) -> list[Outcome]:
+    """The outcomes that did not pass, in the order the run met them (`outcomes` is in run
+    order: the protocol checks, then the cases likeliest_first), what the worker was asked
+    before what it never was."""
+    return sorted((o for o in outcomes if o.status != "pass"), key=lambda o: not o.asked)
+
+
+def listed(outcomes: list[Outcome]) -> list[Outcome]:
+    """The report's order: the protocol checks as run, then every case in id order."""
+    def check(o: Outcome) -> bool:
+        return o.case.startswith("protocol/")
+    return ([o for o in outcomes if check(o)]
+            + sorted((o for o in outcomes if not check(o)), key=lambda o: o.case))
 
 
 def _tables(cases: dict[str, Case], outcomes: list[Outcome]) -> dict[str, dict[str, Counter]]:
@@ -104,7 +117,8 @@ def write(folder: Path, worker: dict, cases: list[Case], outcomes: list[Outcome]
         scope = replace(scope, not_run=display(scope.not_run))
     by_id = {c.id: c for c in cases}
     counts = Counter(o.status for o in outcomes)
-    failures = cause_first(by_id, outcomes)
+    failures = cause_first(outcomes)
+    outcomes = listed(outcomes)
     sig = signature(outcomes, scope.case_set) if scope.partial is None and not failures \
         else None
     doc = {"worker": worker, "certified": sig is not None, "signature": sig,

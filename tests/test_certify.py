@@ -226,6 +226,34 @@ def test_the_headline_names_the_cause_not_a_symptom(creds, capsys, tmp_path):
     assert summary.index("### elementwise ops") < summary.index("### flows")
 
 
+def test_the_first_cause_is_the_first_failure_in_time(creds, capsys, tmp_path):
+    """Issue 33, point 5: a worker that holds every job (slow, not wrong) times out the first
+    protocol check that waits on a job; a case of the first layer asked after it times out
+    too, a symptom. The headline and the summary name the protocol check, which the run met
+    first, though a single op's case ranks before a protocol check by layer."""
+    from gates import Gate
+    gate = Gate(tmp_path / "hold").close()
+    command = [sys.executable, str(Path(__file__).parent / "fakes" / "gated_worker.py"),
+               str(gate.path)]
+    try:
+        with worker_process("slow", USER, PASSWORD, command=command) as w:
+            assert certify.main([f"http://{w.host}:{w.port}", "--out", str(tmp_path / "r"),
+                                 "--cases", "ops/add/1x1", "--case-timeout", "0.5",
+                                 "--job-timeout", "1"]) == 1
+    finally:
+        gate.open()
+    lines = capsys.readouterr().out.splitlines()
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    status = {c["id"]: c["status"] for c in report["cases"]}
+    first = report["failures"][0]
+    assert first.startswith("protocol/") and status[first] == "timeout", report["failures"]
+    assert status["ops/add/1x1.toml"] == "timeout"  # asked after: its symptom
+    assert report["failures"].index("ops/add/1x1.toml") > 0
+    assert "fail" not in status.values()  # slow is never wrong
+    assert lines[1].startswith(f"  timeout: {first}: ")
+    assert f"Look first at `{first}` (timeout)" in (tmp_path / "r" / "summary.md").read_text()
+
+
 def test_an_abi1_worker_is_not_supported_where_it_cannot_be_and_passes_elsewhere(creds,
                                                                                   tmp_path):
     """ABI 1 cannot encode reshape/split/batchnorm and has 256 registers: those cases are
