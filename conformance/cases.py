@@ -12,8 +12,10 @@
                reference refuses with `code`. A refusal of any other cause is never a pass)
     mutation = "read_before_write"               (optional: a request case; the script's
                flow is lowered and encoded, the named malformation of
-               `maned_conformance.requests` is applied to its bytes, and the bytes are sent
-               to the worker as they are; it needs `refused` with by = "worker")
+               `maned_conformance.malformations` is applied to its bytes, and the bytes are
+               sent to the worker as they are; it needs `refused` with by = "worker". Or
+               an equivalent encoding of its EQUIVALENTS, with no `refused`: the worker
+               must answer what the reference computes)
     abi      = 1                                 (optional, request cases: the module's ABI;
                                                   default the worker's own)
     [golden]                                     (optional: documented values of spec/)
@@ -118,10 +120,10 @@ def load(path: Path, root: Path = CASES) -> Case:
         raise CaseError(f"{cid}: targets must be among {', '.join(TARGETS)}")
     refused = _refusal(cid, data.get("refused"))
     mutation = data.get("mutation")
-    if mutation is not None and (refused is None or refused.by != "worker"
+    if mutation is not None and ((refused is not None and refused.by != "worker")
                                  or not set(targets) <= set(ROUTED)):
         raise CaseError(f"{cid}: a request case (mutation) runs on {' and '.join(ROUTED)} "
-                        "only and expects a refusal by the worker")
+                        "only and expects a refusal by the worker, or the reference's answer")
     if mutation is None and refused is not None and not isinstance(refused.code, str):
         raise CaseError(f"{cid}: a script case's refusal names the run's code (code)")
     if refused is not None and refused.by == "planning" and "hardware" in targets:

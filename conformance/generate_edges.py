@@ -668,6 +668,17 @@ def wide_edges() -> dict[str, str]:
         "one long dim", HEAD[0] + f"in::a = 1 {n} 46341 full;\nin::b = {n} 1 -46341 full;\n"
         f"in::c = {n} 1 7 full;\n" + flow("a, b, c, s", "a b matmul r = c s matmul t =", "r, t"),
         {"s": f"1x1:{MIN + 1}"})
+    # Past one limb chunk of the exact BLAS path (bark_vm's LIMB_CHUNK, 2^20 terms): a
+    # second chunk of three distinct terms, each a wrapping product.
+    k = 1 << 20
+    out["ops/matmul/inner_past_limb_chunk.toml"] = case(
+        f"matmul of a [1,{k + 3}] row by a [{k + 3},1] column: an inner dimension past 2^20, "
+        "so an executor that sums in chunks of 2^20 terms needs a second chunk, here of three "
+        "distinct wrapping terms", HEAD[0] + f"in::a = 1 {k} 46341 full;\n"
+        f"in::b = {k} 1 -46341 full;\n" + flow(
+            "a, b, u, v", "a u {axis: 1} concat row = b v {axis: 0} concat column = "
+            "row column matmul r ="),
+        {"u": tensor((1, 3), [MAX, MIN, 12345]), "v": tensor((3, 1), [MIN + 1, -3, MAX])})
     # Row [v, 0, ..., 0] of N = 8: c = [7v, -v, ...], out_0 = rdiv(7v·M·8·2^10, R) ≈ M·√7, which
     # leaves int32 at q 9 and wraps; v = 10^6 puts max|c|·M·N·2^10 past 2^60 (the wide path).
     v = 10 ** 6

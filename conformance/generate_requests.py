@@ -1,13 +1,15 @@
 """Writes `cases/malformed/` (bytes that do not decode: wire-golden §6.1 steps 2-3) and
 `cases/invalid/` (bytes that decode but break a rule: steps 4-7): one request case per
 malformation of `malformations.MALFORMATIONS`, on a small flow holding the instruction its rule
-is about. A developer tool, run by hand after a change to the table
+is about; and `cases/encodings/`: one per equivalent encoding of `malformations.EQUIVALENTS`
+(bytes the compiler never makes, which the worker must read as it reads the compiler's). A
+developer tool, run by hand after a change to the tables
 (`python -m maned_conformance.generate_requests`); its output is committed data."""
 import json
 from pathlib import Path
 
 from .cases import CASES
-from .malformations import MALFORMATIONS, Malformation
+from .malformations import EQUIVALENTS, MALFORMATIONS, Equivalent, Malformation
 
 HEAD = "mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
 SQUARE = "2x2:1,-2,3,-4"
@@ -57,7 +59,7 @@ BASE = {
     **dict.fromkeys(("v1_module_reshape", "reshape_no_dims", "reshape_dims_gap",
                      "reshape_dim_0", "reshape_size_mismatch"), "reshape"),
     **dict.fromkeys(("v1_module_split", "split_unused_imm", "split_axis_4", "split_sections_0",
-                     "split_index_over", "split_uneven"), "split"),
+                     "split_index_over", "split_uneven", "split_axis_past_rank"), "split"),
     **dict.fromkeys(("v1_module_batchnorm", "batchnorm_no_flag"), "batchnorm"),
     **dict.fromkeys(("conv2d_stride_0", "v1_conv2d_imm_high"), "conv2d"),
     **dict.fromkeys(("pool_kernel_0", "v1_pool_imm_high", "v1_pool_kernel_over_input"),
@@ -67,7 +69,7 @@ BASE = {
                     "chain"),
     **dict.fromkeys(("pool_stride_0", "pool_stride_0_kernel_128"), "avgpool"),
     "softmax_axis_5": "softmax",
-    "reduction_axis_5": "tensor_sum", "concat_axis_5": "concat",
+    "reduction_axis_5": "tensor_sum", "concat_axis_5": "concat", "concat_imm_0": "concat",
     "quantres_10_table": "sigmoid",
 }
 
@@ -80,8 +82,11 @@ ABI = {**dict.fromkeys(("v1_const_nonzero", "v1_conv2d_imm_high", "v1_pool_imm_h
        **dict.fromkeys(("v1_module_reshape", "v1_module_split", "v1_module_batchnorm"), 2)}
 
 
-def folder(m: Malformation) -> str:
-    """malformed: the bytes do not decode (steps 2-3); invalid: they break a rule."""
+def folder(m: Malformation | Equivalent) -> str:
+    """malformed: the bytes do not decode (steps 2-3); invalid: they break a rule; encodings:
+    they break none."""
+    if isinstance(m, Equivalent):
+        return "encodings"
     return "malformed" if m.step <= 3 else "invalid"
 
 
@@ -100,28 +105,32 @@ def _table(pairs: dict) -> str:
     return "{ " + ", ".join(f"{k} = {_string(v)}" for k, v in pairs.items()) + " }"
 
 
-def case_text(name: str, m: Malformation) -> str:
+def case_text(name: str, m: Malformation | Equivalent) -> str:
     """One case file's TOML."""
     flow = BASE.get(name, "layer")
-    refused = {"by": "worker", "cdp": m.cdp} | ({"cdp_abi1": m.cdp_abi1} if m.cdp_abi1 else {})
     lines = [f"about = {_string(m.rule)}", f'script = """\n{script(flow)}"""',
              f"inputs = {_table(FLOWS[flow][3])}", f"mutation = {_string(name)}"]
     if name in ABI:
         lines.append(f"abi = {ABI[name]}")
-    lines += ['targets = ["vm", "hardware"]', f"refused = {_table(refused)}"]
+    lines.append('targets = ["vm", "hardware"]')
+    if isinstance(m, Malformation):
+        refused = {"by": "worker", "cdp": m.cdp} | (
+            {"cdp_abi1": m.cdp_abi1} if m.cdp_abi1 else {})
+        lines.append(f"refused = {_table(refused)}")
     return "\n".join(lines) + "\n"
 
 
 def write(root: Path = CASES) -> int:
-    """Rewrite both folders; the number of files written."""
-    for sub in ("malformed", "invalid"):
+    """Rewrite the three folders; the number of files written."""
+    for sub in ("malformed", "invalid", "encodings"):
         (root / sub).mkdir(parents=True, exist_ok=True)
         for old in (root / sub).glob("*.toml"):
             old.unlink()
-    for name, m in MALFORMATIONS.items():
+    made = {**MALFORMATIONS, **EQUIVALENTS}
+    for name, m in made.items():
         (root / folder(m) / f"{name}.toml").write_text(case_text(name, m), encoding="utf-8")
-    return len(MALFORMATIONS)
+    return len(made)
 
 
 if __name__ == "__main__":
-    print(f"{write()} request cases written to {CASES}/malformed and {CASES}/invalid")
+    print(f"{write()} request cases written to {CASES}/malformed, /invalid and /encodings")

@@ -656,8 +656,29 @@ MALFORMATIONS: dict[str, Malformation] = {
     "split_uneven": _m(_edit(_is(ir.SPLIT), lambda i: replace(i, srcs=(*i.srcs[:2], 4, 0))),
                        "a SPLIT of an axis of 6 into 4 sections (wire-golden §6.1 step 7, "
                        "§1.4 [W9])", 7, SHAPE, abis=V2),
+    "split_axis_past_rank": _m(_edit(_is(ir.SPLIT), _src(1, 2)), "a SPLIT along axis 2 of "
+                               "a rank-2 input: an axis of the wire (0..3) past the operand's "
+                               "rank (wire-golden §6.1 step 7, §1.4 [W9, W11])", 7, SHAPE,
+                               abis=V2),
     "quantres_10_table": _m(_header(16, b"\x0a"), "a sigmoid at quantres 10: the activation "
                             "tables are defined for quantres 0..9 only, so the op fails "
                             "(spec/language.md, the preamble; docs/ops.md §3; wire-golden "
                             "§6.1 step 7)", 7, "EXEC_FAILED"),
+}
+
+
+# --- equivalent encodings: bytes unlike the compiler's that every decoder reads the same ----
+@dataclass(frozen=True)
+class Equivalent:
+    """A well-formed request re-encoded as the compiler never does but the wire allows: the
+    worker must answer what the reference computes for the case's script."""
+    make: Callable[[Pieces], bytes]
+    rule: str
+    abis: tuple[int, ...] = (1, 2)
+
+
+EQUIVALENTS: dict[str, Equivalent] = {
+    "concat_imm_0": Equivalent(_edit(_is(ir.CONCAT), _set(imm=0)), "a CONCAT axis immediate "
+                               "0, which a decoder reads as axis 0, as the compiler's 1 "
+                               "(wire-golden §1.4)"),
 }

@@ -1,12 +1,15 @@
 """Request cases (cases.py `mutation`): a well-formed request, broken by one named
 malformation (`malformations.py`), sent to the worker as it is; the worker must refuse it
-with the CDP code of the rule it breaks. `run_request` builds, sends and judges one case;
-nothing escapes it.
+with the CDP code of the rule it breaks. Or re-encoded by one named equivalent encoding
+(`malformations.EQUIVALENTS`): the worker must answer what the reference computes for the
+script. `run_request` builds, sends and judges one case; nothing escapes it.
 """
 import re
 
+import maned
 from bark_vm.wire import ir
-from bark_vm.wire.envelope import decode_request
+from bark_vm.wire.constants import WorkerError
+from bark_vm.wire.envelope import decode_request, decode_result
 from bark_vm.wire.ir import Module
 from maned.diagnostics import MnError
 from maned.io.cli_values import parse_value
@@ -15,7 +18,8 @@ from maned.lowering.lower import lower
 from maned.pipeline.intake import compile_script
 from maned.failures import DeviceFailure, Refused
 
-from .malformations import MALFORMATIONS, Malformation, Pieces
+from .malformations import (EQUIVALENTS, MALFORMATIONS, Equivalent, Malformation,
+                            Pieces)
 from .outcome import NOT_ASKED, Outcome, Status
 
 
@@ -29,11 +33,17 @@ class NotBuilt(Exception):
         self.status, self.detail = status, detail
 
 
-def malformation(case) -> Malformation:
-    """The case's malformation (NotBuilt error: the table has none of that name)."""
-    m = MALFORMATIONS.get(case.mutation)
+def malformation(case) -> Malformation | Equivalent:
+    """The case's malformation or equivalent encoding (NotBuilt error: neither table has
+    one of that name, or the case expects a refusal of an equivalent one or none of a
+    malformed one)."""
+    m = MALFORMATIONS.get(case.mutation) or EQUIVALENTS.get(case.mutation)
     if m is None:
-        raise NotBuilt("error", f"no malformation is named {case.mutation!r}")
+        raise NotBuilt("error", f"no malformation or equivalent encoding is named "
+                       f"{case.mutation!r}")
+    if isinstance(m, Equivalent) == (case.refused is not None):
+        raise NotBuilt("error", "a malformed request case names the worker's CDP code "
+                       "(refused.cdp); an equivalent encoding's names none")
     return m
 
 
@@ -141,8 +151,6 @@ def _run(case, target: str, device) -> Outcome:
     except NotBuilt as e:
         return outcome(e.status, e.detail)
     want = case.refused.cdp_for(status.ir) if case.refused else None
-    if not want:
-        return outcome("error", "a request case names the worker's CDP code (refused.cdp)")
     rule = malformation(case).rule
     try:
         answer = device.run(raw)
@@ -154,10 +162,34 @@ def _run(case, target: str, device) -> Outcome:
         if e.code in NOT_ASKED:
             return outcome("error", f"the worker was not asked the case: it answered "
                            f"{e.code}: {e.detail}")
+        if want is None:
+            return outcome("fail", f"the worker refused a well-formed request ({rule}): it "
+                           f"answered {e.code}: {e.detail}")
         return outcome("fail", f"expected the worker to refuse with {want} ({rule}); it "
                        f"answered {e.code}: {e.detail}")
+    if want is None:
+        return _as_the_reference(case, answer, rule, outcome)
     return outcome("fail", f"the worker ran a malformed request: it answered a {len(answer)}"
                    f"-byte MNRS where it must refuse with {want} ({rule})")
+
+
+def _as_the_reference(case, answer: bytes, rule: str, outcome) -> Outcome:
+    """An equivalent encoding's answer: the reference's outputs for the script, entry for
+    entry (a rank-0 output travels as [1]), every slot exact."""
+    flow = maned.run(source=case.script, base_dir=case.folder, inputs=case.inputs).flows[0]
+    try:
+        entries = decode_result(answer).entries
+    except WorkerError as e:
+        return outcome("fail", f"the worker's answer is no MNRS: {e.detail}")
+    got = {v.name: list(data) for v, (_, data) in zip(flow.outputs, entries)}
+    outputs = {flow.flow: got}
+    want = [(v.shape or (1,), v.values) for v in flow.outputs]
+    if [(tuple(shape), tuple(data)) for shape, data in entries] != want:
+        return outcome("fail", f"the worker answered {[list(d) for _, d in entries]} "
+                       f"(shapes {[list(sh) for sh, _ in entries]}) where the reference "
+                       f"computes {[list(v) for _, v in want]} (shapes "
+                       f"{[list(sh) for sh, _ in want]}) ({rule})", outputs)
+    return outcome("pass", f"answered as the reference ({rule})", outputs)
 
 
 def _unasked(e: DeviceFailure) -> tuple[str, str]:

@@ -78,6 +78,34 @@ def test_strings_docstrings_fstrings_annotations_imports_decorators_are_never_mu
     assert {op.name for op in OPERATORS} >= {m.operator for m in mutants}
 
 
+STEPS = '''def g(a, b, xs):
+    check(a, b)
+    y = xs[1:-1]
+    y += a
+    note = f"{a} is wrong"
+    return clip(y, 0, b)[:2]
+'''
+
+
+def test_a_step_left_out_swapped_arguments_slice_bounds_and_zero_as_minus_one():
+    """Issue 33, point 8: the kinds a study of certification found missing. A simple
+    statement becomes `pass` (not one that only builds text), neighbouring arguments swap,
+    a slice's lower bound grows by one and its upper one shrinks (absent: 1, -1), 0 is -1."""
+    found = {(m.line, m.col, m.operator): m.mutated for m in mutants_of_source(STEPS, "p.py")}
+    assert found[(2, 5, "expr_pass")] == found[(3, 5, "assign_pass")] == "pass"
+    assert found[(4, 5, "augassign_pass")] == "pass"
+    assert not any(line == 5 for line, _, _ in found)  # `note = f"..."` is text being built
+    assert found[(2, 11, "swap_args")] == "check(b, a)"
+    assert found[(6, 17, "swap_args")] == "return clip(0, y, b)[:2]"
+    assert found[(6, 20, "swap_args")] == "return clip(y, b, 0)[:2]"
+    assert found[(3, 12, "slice_lower_plus1")] == "y = xs[1 + 1:-1]"
+    assert found[(3, 12, "slice_upper_minus1")] == "y = xs[1:-1 - 1]"
+    assert found[(6, 26, "slice_lower_plus1")] == "return clip(y, 0, b)[1:2]"
+    assert found[(6, 26, "slice_upper_minus1")] == "return clip(y, 0, b)[:2 - 1]"
+    assert found[(6, 20, "zero_minus1")] == "return clip(y, -1, b)[:2]"
+    assert [op for line, _, op in found if op == "zero_minus1"] == ["zero_minus1"]  # one 0
+
+
 def test_the_enumeration_is_deterministic_and_ids_are_unique():
     root = package_dir().parent
     files = resolve_files(["bark_vm/executor/elementwise.py", "bark_vm/request_handling.py"], root)
@@ -113,7 +141,8 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert cli.main(["--files", "bark_vm/request_handling.py", "--only", "nothing:", "--out",
                      str(tmp_path)]) == 2
     assert cli.main(["--jobs", "0"]) == 2
-    assert capsys.readouterr().err.count("[EUSAGE]") == 3
+    assert cli.main(["--operator", "no_such_operator", "--list"]) == 2
+    assert capsys.readouterr().err.count("[EUSAGE]") == 4
     assert not (tmp_path / "report.json").exists()
 
 

@@ -1,7 +1,7 @@
 """python -m maned_conformance.mutation: every mutant of the worker certified, the score.
 
     python -m maned_conformance.mutation [--out DIR] [--jobs N] [--only ID-PREFIX ...]
-        [--sample N] [--seed S] [--files GLOB ...] [--timeout SECONDS]
+        [--operator NAME ...] [--sample N] [--seed S] [--files GLOB ...] [--timeout SECONDS]
         [--job-timeout SECONDS] [--equivalent FILE] [--list] [--rejudge DIR]
 
 The worker and the suite are copied first, so one run measures one suite whatever changes
@@ -26,6 +26,7 @@ from pathlib import Path
 
 from . import judgements, report
 from .mutants import DEFAULT_FILES, Mutant, enumerate_mutants, resolve_files
+from .operators import BY_NAME
 from .trial import Settings, Verdict, package_dir, run_trial, snapshot
 
 PROG = "maned-mutation"
@@ -41,6 +42,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     p.add_argument("--only", action="append", default=[], metavar="ID-PREFIX",
                    help="only the mutants whose id starts with it (repeatable)")
+    p.add_argument("--operator", action="append", default=[], metavar="NAME",
+                   help="only the mutants of this operator (repeatable; the names are "
+                   "operators.py's, as the ids end)")
     p.add_argument("--sample", type=int, metavar="N", help="a random N of the mutants")
     p.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
     p.add_argument("--files", nargs="+", metavar="GLOB", help="files to mutate, globs "
@@ -64,9 +68,11 @@ def _usage(text: str) -> int:
 
 
 def _select(mutants: list[Mutant], args) -> list[Mutant]:
-    """--only, then --sample (a seeded sample, kept in enumeration order)."""
+    """--only and --operator, then --sample (a seeded sample, kept in enumeration order)."""
     if args.only:
         mutants = [m for m in mutants if any(m.id.startswith(p) for p in args.only)]
+    if args.operator:
+        mutants = [m for m in mutants if m.operator in args.operator]
     if args.sample is not None and args.sample < len(mutants):
         keep = set(random.Random(args.seed).sample(range(len(mutants)), args.sample))
         mutants = [m for k, m in enumerate(mutants) if k in keep]
@@ -112,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.jobs < 1 or args.timeout <= 0 or args.job_timeout <= 0:
         return _usage("--jobs, --timeout and --job-timeout must be positive")
+    unknown = sorted(set(args.operator) - set(BY_NAME))
+    if unknown:
+        return _usage(f"--operator {unknown[0]}: no such operator (operators.py names "
+                      f"{len(BY_NAME)}: {', '.join(BY_NAME)})")
     if args.sample is not None and args.sample < 1:
         return _usage("--sample must be at least 1")
     if args.rejudge:

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .operators import OPERATORS, SYMBOL, Operator
+from .operators import OPERATORS, SYMBOL, Operator, is_stringy
 
 DEFAULT_FILES = ("bark_vm/executor/*.py", "bark_vm/wire/ir.py", "bark_vm/wire/envelope.py",
                  "bark_vm/request_handling.py")
@@ -130,8 +130,12 @@ def _edits(src: _Source, op: Operator, node: ast.AST, site, new: ast.AST) -> lis
     s, e = src.start(node), src.end(node)
     if kind == "literal":
         return [(s, e, _literal(src.text[s:e], new.value))]
-    if kind == "statement":
+    if kind in ("statement", "rewrite"):  # the node written anew
         return [(s, e, ast.unparse(new))]
+    if kind == "swap":
+        a, b = node.args[site], node.args[site + 1]
+        return [(src.start(a), src.end(a), src.text[src.start(b):src.end(b)]),
+                (src.start(b), src.end(b), src.text[src.start(a):src.end(a)])]
     raise ValueError(f"operator {op.name}: unknown edit kind {kind!r}")
 
 
@@ -152,15 +156,6 @@ def _is_docstring(parent: ast.AST, field: str, index, node: ast.AST) -> bool:
                                     ast.AsyncFunctionDef)))
 
 
-def _is_stringy(node: ast.AST) -> bool:
-    """Text being built: a str literal, an f-string, or an operation on one."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, str)
-    if isinstance(node, ast.JoinedStr):
-        return True
-    return isinstance(node, ast.BinOp) and (_is_stringy(node.left) or _is_stringy(node.right))
-
-
 SKIPPED_FIELDS = {"decorator_list", "returns", "annotation", "type_comment"}
 
 
@@ -177,7 +172,7 @@ def _walk(node: ast.AST, top: int | None = None, scope: str = ""):
                 continue
             where = index if isinstance(value, list) else None
             if (isinstance(child, (ast.JoinedStr, ast.Import, ast.ImportFrom))
-                    or _is_stringy(child) or _is_docstring(node, field, where, child)
+                    or is_stringy(child) or _is_docstring(node, field, where, child)
                     or (isinstance(child, ast.Assign) and any(
                         isinstance(t, ast.Name) and t.id == "__all__" for t in child.targets))):
                 continue

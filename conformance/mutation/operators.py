@@ -106,6 +106,60 @@ def _statement(old: type, new: type, name: str) -> Operator:
     return Operator(name, old, lambda node: [None], lambda node, site: new(), "statement")
 
 
+def is_stringy(node: ast.AST) -> bool:
+    """Text being built: a str literal, an f-string, or an operation on one."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    return isinstance(node, ast.BinOp) and (is_stringy(node.left) or is_stringy(node.right))
+
+
+def _to_pass(node_class: type) -> Operator:
+    """A simple statement (an expression, an assignment, an augmented one) replaced by
+    `pass`: a step of the computation left out (not one that only builds text)."""
+    return Operator(f"{node_class.__name__.lower()}_pass", node_class,
+                    lambda node: [] if is_stringy(node.value) else [None],
+                    lambda node, site: ast.Pass(), "statement")
+
+
+def _swap_args() -> Operator:
+    """Two neighbouring positional arguments of a call swapped (one site per pair): an
+    operand order, a shape's dims, (lo, hi) read the wrong way round."""
+    def sites(node):
+        args = node.args
+        return [k for k in range(len(args) - 1)
+                if not isinstance(args[k], ast.Starred) and not isinstance(args[k + 1], ast.Starred)
+                and ast.dump(args[k]) != ast.dump(args[k + 1])]
+
+    def mutate(node, k):
+        out = copy.copy(node)
+        out.args = node.args[:k] + [node.args[k + 1], node.args[k]] + node.args[k + 2:]
+        return out
+    return Operator("swap_args", ast.Call, sites, mutate, "swap")
+
+
+def _slice_bound(bound: str, delta: int) -> Operator:
+    """A slice's lower bound one more, or its upper bound one less (an absent one becomes
+    1, or -1): an element left out at an end."""
+    def mutate(node, site):
+        out = copy.copy(node)
+        old = getattr(node, bound)
+        op = ast.Add() if delta > 0 else ast.Sub()
+        setattr(out, bound, ast.BinOp(old, op, ast.Constant(abs(delta))) if old is not None
+                else ast.Constant(1) if delta > 0 else ast.UnaryOp(ast.USub(), ast.Constant(1)))
+        return out
+    name = f"slice_{bound}_{'plus' if delta > 0 else 'minus'}1"
+    return Operator(name, ast.Slice, lambda node: [None], mutate, "rewrite")
+
+
+def _zero_to_minus1() -> Operator:
+    """An integer literal 0 read as -1 (an empty start, a mask of all ones, the last axis)."""
+    return Operator("zero_minus1", ast.Constant,
+                    lambda node: [None] if _is_int(node) and node.value == 0 else [],
+                    lambda node, site: ast.UnaryOp(ast.USub(), ast.Constant(1)), "rewrite")
+
+
 def _drop_not() -> Operator:
     """A unary `not` removed: the condition read the other way round."""
     return Operator("drop_not", ast.UnaryOp,
@@ -137,6 +191,10 @@ OPERATORS: tuple[Operator, ...] = (
     _statement(ast.Break, ast.Continue, "break_continue"),
     _statement(ast.Continue, ast.Break, "continue_break"),
     _statement(ast.Raise, ast.Pass, "raise_pass"),
+    _to_pass(ast.Expr), _to_pass(ast.Assign), _to_pass(ast.AugAssign),
+    _swap_args(),
+    _slice_bound("lower", 1), _slice_bound("upper", -1),
+    _zero_to_minus1(),
 )
 
 BY_NAME = {op.name: op for op in OPERATORS}
