@@ -94,12 +94,15 @@ def _run(args, only: list[str], out: Path, baseline: Path) -> int:
     from . import plugin
 
     select = ["-k", " or ".join(f"[{f}]" for f in only)] if only else []
-    code = pytest.main(["-p", "maned_bench.plugin", "-p", "no:cacheprovider", "-q",
+    # the plugin given as the module imported here (as `-p` it would be imported again,
+    # and pytest warns that it cannot rewrite it)
+    code = pytest.main(["-p", "no:cacheprovider", "-q",
                         "--pyargs", "maned_bench.test_benchmarks", *select,
                         "--bench-scale", "smoke" if args.smoke else "full",
                         "--bench-out", str(out), "--bench-baseline", str(baseline),
                         *(["--bench-rebaseline"] if args.rebaseline else []),
-                        "--benchmark-json", str(out / "pytest-benchmark.json")])
+                        "--benchmark-json", str(out / "pytest-benchmark.json")],
+                       plugins=[plugin])
     if code != 0 and plugin.LAST:
         done, families_failed = plugin.LAST[-1]
         if done.outcome.status == "inconclusive" and not (done.stderr or families_failed):

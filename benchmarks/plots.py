@@ -7,6 +7,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import NullLocator  # noqa: E402
 
 
 def _values(figures, pattern: str) -> dict[tuple, float]:
@@ -15,21 +16,35 @@ def _values(figures, pattern: str) -> dict[tuple, float]:
             and f.value is not None}
 
 
+def _legend(ax) -> None:
+    """The legend beside the axes, never over a line or a bar (savefig's tight box keeps it)."""
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1), borderaxespad=0)
+
+
+def _integer_ticks(ax, xs) -> None:
+    """The x ticks at the measured points, labelled as plain integers (never 2×10^0)."""
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
 def _series(points: dict[tuple, float], line: tuple[float, str], labels: tuple[str, str, str],
-            ylog: bool):
-    """One line per series over a log x axis ({(series, x): y}), and a reference line."""
+            ylog: bool, xlog: bool = True):
+    """One line per series ({(series, x): y}) over a log x axis (or a linear one), ticks at
+    the measured x, and a reference line."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name in sorted({n for n, _ in points}):
         xs = sorted(int(x) for n, x in points if n == name)
         ax.plot(xs, [points[(name, str(x))] for x in xs], marker="o", label=name)
     ax.axhline(line[0], color="grey", linestyle="--", label=line[1])
-    ax.set_xscale("log")
+    if xlog:
+        ax.set_xscale("log")
     if ylog:
         ax.set_yscale("log")
+    _integer_ticks(ax, sorted({int(x) for _, x in points}))
     ax.set_xlabel(labels[0])
     ax.set_ylabel(labels[1])
     ax.set_title(labels[2])
-    ax.legend(fontsize="small")
+    _legend(ax)
     return fig
 
 
@@ -50,27 +65,62 @@ def sweep_speedup(figures, meta, yardstick):
                 label=f"{kind}, {k} configurations")
     ax.set_xlabel("workers")
     ax.set_ylabel("speed-up over one worker (x)")
-    ax.set_xticks(workers)
+    _integer_ticks(ax, workers)
     ax.set_title(f"Sweep fan-out (yardstick {yardstick or 0:.2f}x of 2.0, {meta['date']})")
-    ax.legend(fontsize="small")
+    _legend(ax)
     return fig
 
 
+COORDINATOR = ("graph_build", "lowering", "encoding")       # stages.py's, timed in-process
+WORKER = ("worker_decode_and_validate", "execute")
+
+
 def round_stages(figures, meta):
-    stages = _values(figures, r"rounds/stage/(\w+)")
-    targets = _values(figures, r"rounds/(vm|http)/(transit|scheduler)")
+    """Per target, a bar of what a routed round costs: the coordinator's stages (timed
+    in-process), the round trip through the device (measured) and the rest of the run, with
+    the measured whole round as a black line; beside it, the inside of the round trip: the
+    worker's stages (timed in-process, hatched) and the transit they leave. A stage timed on
+    its own can be longer than the part it sits in (colder, or overlapping it): the bar
+    beside then rises past the round trip, and the line, not a stack, is the measure."""
+    stages = {name: v for (name,), v in _values(figures, r"rounds/stage/(\w+)").items()}
+    per = _values(figures, r"rounds/(vm|http)/(total|round_trip|transit|scheduler)")
+    names = sorted({t for t, _ in per})
+    colours = iter(plt.rcParams["axes.prop_cycle"].by_key()["color"] * 2)
+    colour = {part: next(colours) for part in COORDINATOR + ("round_trip", "scheduler")
+              + WORKER + ("transit",)}
+    text = {"round_trip": "round trip (measured)",
+            "scheduler": "rest of the run (scheduling, results)",
+            "transit": "transit (round trip less the worker's stages)"}
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    names = sorted({t for t, _ in targets})
-    bottom = [0.0] * len(names)
-    for stage in [s for (s,) in stages] + ["transit", "scheduler"]:
-        heights = [stages[(stage,)] if (stage,) in stages else targets.get((t, stage), 0.0)
-                   for t in names]
-        ax.bar(names, heights, bottom=bottom, label=stage.replace("_", " "))
-        bottom = [b + h for b, h in zip(bottom, heights)]
-    ax.set_xlabel("target")
+    width, shown = 0.34, set()
+
+    def bar(x, part, height, bottom, **style):
+        label = text.get(part, part.replace("_", " "))
+        ax.bar(x, height, width, bottom, color=colour[part], edgecolor="white",
+               label=None if part in shown else label, **style)
+        shown.add(part)
+        return bottom + height
+    for i, target in enumerate(names):
+        top = 0.0
+        for part in COORDINATOR:
+            top = bar(i - width / 2, part, stages.get(part, 0.0), top)
+        trip_at = top
+        top = bar(i - width / 2, "round_trip", per.get((target, "round_trip"), 0.0), top)
+        bar(i - width / 2, "scheduler", per.get((target, "scheduler"), 0.0), top)
+        inside = trip_at
+        for part in WORKER:
+            inside = bar(i + width / 2, part, stages.get(part, 0.0), inside, hatch="//")
+        bar(i + width / 2, "transit", per.get((target, "transit"), 0.0), inside, hatch="//")
+        total = per.get((target, "total"))
+        if total is not None:
+            ax.hlines(total, i - width, i + width, colors="black", linewidth=2,
+                      label=None if "total" in shown else "measured whole round")
+            shown.add("total")
+    ax.set_xticks(range(len(names)), names)
+    ax.set_xlabel("target (left: the round; right: inside its round trip)")
     ax.set_ylabel("time per round (microseconds)")
     ax.set_title(f"Per-round overhead by stage ({meta['date']})")
-    ax.legend(fontsize="small")
+    _legend(ax)
     return fig
 
 
@@ -88,7 +138,7 @@ def fleet_efficiency(figures, meta):
                   ("workers (a simulated fleet: each holds a round to its round time)",
                    "efficiency: ideal / measured",
                    f"A sweep over a simulated fleet ({meta['date']}, {meta['cores']} cores)"),
-                  False)
+                  False, xlog=False)
     fig.axes[0].set_ylim(0, 1.05)
     return fig
 

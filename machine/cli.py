@@ -12,7 +12,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from bark_vm.version import version_text
@@ -20,7 +19,7 @@ from bark_vm.wire.login import PASS_FILE_MAX, password_of_file
 from maned.io.files import read_at_most
 
 from . import image, overlay, rootfs
-from .steps import BuildError
+from .steps import BuildError, Clock
 from .guest.identity import problem, template
 
 PROG = "maned-machine"
@@ -115,15 +114,18 @@ def build(args) -> int:
     if missing:
         return fail(f"a build needs Debian's {', '.join(missing)}: apt-get install "
                     f"{' '.join(missing)}")
-    started = time.monotonic()
-    layer = rootfs.layer(say)
+    clock = Clock(say)
+    layer = rootfs.layer(clock)
     with tempfile.TemporaryDirectory(prefix="bark-build-") as tmp:
         part = Path(tmp) / "overlay.cpio.zst"
+        clock.stage("overlay: the worker and the machine's programs")
         overlay.build(part, {"identity": "baked" if args.alias else "setup mode"})
+        clock.stage(f"image: the FAT partition, GRUB for BIOS, shim and GRUB for UEFI, into "
+                    f"{out}")
         sha = image.write(image.Parts(layer.kernel, layer.archive, part, conf), out)
         used = sum(p.stat().st_size for p in (layer.kernel, layer.archive, part))
     say(f"wrote {out} ({out.stat().st_size >> 20} MiB, {used >> 20} MiB of it kernel and "
-        f"system; sha256 {sha[:16]}...) in {time.monotonic() - started:.0f} s")
+        f"system; sha256 {sha[:16]}...) in {clock.elapsed:.0f} s")
     return 0
 
 

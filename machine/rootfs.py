@@ -6,13 +6,12 @@ import fnmatch
 import os
 import shutil
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import cpio
 from .packages import MIRROR, PACKAGES, SUITE, layer_key
-from .steps import BuildError, run
+from .steps import BuildError, Clock, run
 
 # What the package layer leaves out: the machine runs from RAM, so every byte costs.
 TRIMMED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale",
@@ -24,6 +23,8 @@ TRIMMED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale
            "usr/lib/python3.11/ensurepip", "usr/lib/python3.11/pydoc_data",
            "usr/lib/python3/dist-packages/numpy/tests", "var/lib/apt/lists", "var/cache/apt",
            "var/cache/debconf", "var/log", "boot")
+# What a cold build costs, said when it starts (docs/machine.md §7 has the figures)
+COLD_BUILD = "2 minutes on a quiet machine near its mirror, up to 20 on a busy or slow one"
 # Kernel modules kept, with everything they depend on (modules.dep): the wired NICs a laptop
 # or QEMU has (RTL8139 first), USB (a CDC-ECM adapter, the stick, a keyboard), the stick's
 # FAT, virtio; efivarfs, where the faceplate reads whether Secure Boot is on.
@@ -74,30 +75,51 @@ def cache_root() -> Path:
     return Path(os.environ.get("MANED_MACHINE_CACHE", "/var/cache/maned-machine"))
 
 
-def layer(say=print) -> Layer:
-    """The package layer for this package list: from the cache, else built (minutes)."""
+def layer(clock: Clock) -> Layer:
+    """The package layer for this package list: from the cache, else built (minutes: each
+    stage said on `clock`)."""
     found = Layer(cache_root() / layer_key())
     if found.ready:
-        say(f"package layer {layer_key()}: cached")
+        clock.stage(f"package layer {layer_key()}: cached")
         return found
-    started = time.monotonic()
     work = found.folder.with_name(found.folder.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     tree = work / "tree"
-    say(f"package layer {layer_key()}: debootstrap {SUITE} ({len(PACKAGES)} packages)")
+    clock.stage(f"package layer {layer_key()}: not cached, so built now, once: {COLD_BUILD} "
+                f"(later builds take seconds)")
     run(["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE,
-          str(tree), MIRROR], "debootstrap")
+         str(tree), MIRROR], f"debootstrap {SUITE} ({len(PACKAGES)} packages)", clock,
+        debootstrap_stage)
+    clock.stage("package layer: setting up systemd, networkd and the journal")
     _set_up(tree)
     shutil.copyfile(_kernel_of(tree), work / "vmlinuz")
+    clock.stage("package layer: trimming (docs, locales, tests; kernel modules but the NICs, "
+                "USB and FAT)")
     _trim(tree)
-    say("package layer: packing the system (cpio, zstd)")
+    clock.stage("package layer: packing the system (cpio, zstd -15)")
     pack(tree, work / "base.cpio.zst")
     shutil.rmtree(tree)
     shutil.rmtree(found.folder, ignore_errors=True)
     work.rename(found.folder)
-    say(f"package layer {layer_key()}: built in {time.monotonic() - started:.0f} s")
+    clock.stage(f"package layer {layer_key()}: built and cached in {cache_root()}")
     return found
+
+
+# debootstrap's `I: ` lines by their first word, as the stages of its work said on the clock
+DEBOOTSTRAP_STAGES = {
+    **dict.fromkeys(("Retrieving", "Validating", "Checking", "Valid", "Resolving", "Found"),
+                    "downloading and checking packages"),
+    **dict.fromkeys(("Chosen", "Extracting"), "extracting packages"),
+    "Installing": "installing the core packages", "Unpacking": "unpacking packages",
+    "Configuring": "configuring packages", "Base": "base system installed",
+}
+
+
+def debootstrap_stage(line: str) -> str | None:
+    """The stage a line of debootstrap's output begins (None: no `I: ` line of a stage)."""
+    words = line[3:].split(maxsplit=1) if line.startswith("I: ") else []
+    return DEBOOTSTRAP_STAGES.get(words[0]) if words else None
 
 
 def pack(tree: Path, out: Path, level: int = 15) -> None:

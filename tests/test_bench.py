@@ -82,6 +82,45 @@ def test_the_results_folder_holds_json_markdown_and_readable_plots(smoke, tmp_pa
         assert ax.get_legend() is not None and ax.has_data()
 
 
+def _plotted(values: dict[str, float]) -> list[Figure]:
+    return [Figure(name, v, "us", "planted") for name, v in values.items()]
+
+
+def test_the_plots_tick_worker_counts_as_integers_and_keep_legends_off_the_data(tmp_path):
+    """Issue 33, point 9: worker counts and sizes are ticked at the measured points as plain
+    integers (never 10^0, 2×10^0), each legend stands beside its axes, and the stage plot
+    draws the measured whole round as its own line, the stages timed in-process beside the
+    round trip they sit in (here longer than it, as a busy run measured them)."""
+    meta = {"date": "2026-12-04", "cores": 2}
+    fleet = plots.fleet_efficiency(_plotted({f"fleet/h{h}/x{n}/efficiency": 0.9 for h in
+                                             (20, 80) for n in (1, 2, 4)}), meta)
+    sweep = plots.sweep_speedup(_plotted({f"sweep/6/ridge_x{n}/over_one": n * 0.8
+                                          for n in (2, 4)}), meta, 1.9)
+    chain = plots.chain_ratio(_plotted({f"chain/ols/{n}": 2.0 for n in (100, 1000)}), meta)
+    for fig, ticks in ((fleet, ["1", "2", "4"]), (sweep, ["1", "2", "4"]),
+                       (chain, ["100", "1000"])):
+        ax = fig.axes[0]
+        assert [t.get_text() for t in ax.get_xticklabels()] == ticks
+        assert not ax.xaxis.get_minorticklocs().size
+        fig.canvas.draw()
+        box = ax.get_legend().get_window_extent()
+        assert box.x0 >= ax.get_window_extent().x1  # beside the axes, over nothing
+    stage = {"graph_build": 100, "lowering": 50, "encoding": 30,
+             "worker_decode_and_validate": 200, "execute": 1430}
+    figures = _plotted({f"rounds/stage/{k}": v for k, v in stage.items()} | {
+        "rounds/vm/total": 1010, "rounds/vm/round_trip": 600, "rounds/vm/transit": 0,
+        "rounds/vm/scheduler": 230})
+    ax = plots.round_stages(figures, meta).axes[0]
+    (line,) = [c for c in ax.collections]  # the measured whole round
+    assert {tuple(seg[:, 1]) for seg in line.get_segments()} == {(1010, 1010)}
+    bars = {(round(b.get_x() + b.get_width() / 2, 2), b.get_y(), b.get_height())
+            for b in ax.patches}
+    left, right = -0.17, 0.17
+    assert (left, 0, 100) in bars and (left, 180, 600) in bars and (left, 780, 230) in bars
+    assert (right, 180, 200) in bars and (right, 380, 1430) in bars  # inside the trip
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["vm"]
+
+
 def _figures_at(table: dict, scale_by: float = 1.0) -> list[Figure]:
     """Figures equal to a baseline table's values, each moved by `scale_by` in its worse
     direction (1.0: the baseline itself)."""
@@ -208,6 +247,7 @@ def test_maned_bench_runs_families_and_refuses_unknown_ones(tmp_path):
     assert groups == {"kernel", "roundtrip"}
     assert all(b["extra_info"]["figures"] for b in bench["benchmarks"])
     assert not list(tmp_path.glob("*.png"))  # neither family has a plot: none drawn empty
+    assert "Warning" not in done.stdout + done.stderr  # issue 33: no warning noise
 
 
 # --- where a run reads and writes (issue 23, point 9) ---------------------------------------

@@ -124,6 +124,35 @@ def test_a_build_without_root_is_refused(tmp_path, capsys):
     assert "needs root" in capsys.readouterr().err
 
 
+def test_a_long_build_says_each_stage_with_its_elapsed_time(monkeypatch):
+    """Issue 33, point 7: a build step's output is read as it comes; each new stage of it is
+    one line with the seconds since the build began, a stage that lasts is said again
+    (HEARTBEAT_S, 0 here), and a failure keeps the tail of what the step printed."""
+    import re
+    import sys
+    from maned_machine import rootfs, steps
+    said: list[str] = []
+    clock = steps.Clock(said.append)
+    lines = ["I: Retrieving InRelease", "I: Validating adduser 3.134", "I: Retrieving libc6",
+             "I: Extracting adduser...", "I: Installing core packages...",
+             "I: Unpacking required packages...", "I: Configuring libc6...",
+             "I: Base system installed successfully."]
+    fake = [sys.executable, "-c", f"print({chr(10).join(lines)!r})"]
+    steps.run(fake, "debootstrap bookworm", clock, rootfs.debootstrap_stage)
+    assert all(re.fullmatch(r"\[ {0,3}\d+ s\] debootstrap bookworm: .+", s) for s in said), said
+    assert [s.split(": ", 1)[1] for s in said] == [
+        "downloading and checking packages", "extracting packages",
+        "installing the core packages", "unpacking packages", "configuring packages",
+        "base system installed"]
+    said.clear()
+    monkeypatch.setattr(steps, "HEARTBEAT_S", 0)
+    steps.run(fake, "debootstrap bookworm", clock, rootfs.debootstrap_stage)
+    assert "debootstrap bookworm: still downloading and checking packages" in [
+        s.split("] ", 1)[1] for s in said], said
+    with pytest.raises(steps.BuildError, match=r"^mkfs failed \(exit 3\): one \| two$"):
+        steps.run([sys.executable, "-c", "print('one'); print('two'); exit(3)"], "mkfs")
+
+
 def test_the_package_layer_key_follows_the_package_list(monkeypatch):
     key = packages.layer_key()
     monkeypatch.setattr(packages, "PACKAGES", packages.PACKAGES + ("htop",))
