@@ -593,6 +593,12 @@ MALFORMATIONS: dict[str, Malformation] = {
                             "RESHAPE dims with a gap (3, absent, 2): not leading dims [W9]", V2),
     "reshape_dim_0": _s5(_edit(_is(ir.RESHAPE), _dims(0, 6, ABSENT_DIM, ABSENT_DIM)),
                          "a RESHAPE target dim 0, not 1..65534 [W9]", V2),
+    "reshape_imm_after_absent": _s5(_edit(_is(ir.RESHAPE), _dims(3, 2, ABSENT_DIM, 1)),
+                                    "RESHAPE dims 3, 2, absent, then imm 1: a dim after an "
+                                    "absent one, not leading dims [W9]", V2),
+    "reshape_last_dim_0": _s5(_edit(_is(ir.RESHAPE), _dims(6, 0, ABSENT_DIM, ABSENT_DIM)),
+                              "a RESHAPE whose last target dim is 0 (6, 0), not 1..65534 [W9]",
+                              V2),
     "split_axis_4": _s5(_edit(_is(ir.SPLIT), _src(1, 4)), "a SPLIT axis 4, not 0..3 [W9]", V2),
     "split_sections_0": _s5(_edit(_is(ir.SPLIT), lambda i: replace(
         i, srcs=(i.srcs[0], i.srcs[1], 0, 0))), "a SPLIT of 0 sections [W9]", V2),
