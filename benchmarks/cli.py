@@ -94,9 +94,9 @@ def _run(args, only: list[str], out: Path, baseline: Path) -> int:
     from . import plugin
 
     select = ["-k", " or ".join(f"[{f}]" for f in only)] if only else []
-    # the plugin given as the module imported here (as `-p` it would be imported again,
-    # and pytest warns that it cannot rewrite it)
-    code = pytest.main(["-p", "no:cacheprovider", "-q",
+    # the plugin given as the module imported here, and plain asserts: this process has
+    # imported the packages pytest would rewrite (it warns, once per package, that it cannot)
+    code = pytest.main(["-p", "no:cacheprovider", "-q", "--assert=plain",
                         "--pyargs", "maned_bench.test_benchmarks", *select,
                         "--bench-scale", "smoke" if args.smoke else "full",
                         "--bench-out", str(out), "--bench-baseline", str(baseline),

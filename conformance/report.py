@@ -19,8 +19,9 @@ from .cases import Case
 from .outcome import STATUSES, Outcome
 
 CASE_SET = "case-set"  # the signature's pseudo-case: no case file has this id
-# Which failure comes first (cause first): an op alone, then the wire's envelopes, requests
-# and protocol, then what is built of many ops (flows, goldens, ML).
+# The layers a run asks its cases in (likeliest_first), so its first failure is the likeliest
+# cause: an op alone, then the wire's envelopes, requests and protocol, then what is built of
+# many ops (flows, goldens, ML).
 LAYERS = (("ops/",), ("envelopes/", "malformed/", "invalid/", "encodings/", "protocol/"),
           ("flows/", "goldens/", "ml/"))
 

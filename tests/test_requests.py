@@ -17,13 +17,14 @@ from bark_vm.wire.ir import Module, missing_ops, parse_module, validate_module
 from maned.failures import DeviceFailure
 from maned_conformance.cases import CASES, all_cases
 from maned_conformance.generate_requests import case_text, folder
-from maned_conformance.malformations import MALFORMATIONS, pad_values
+from maned_conformance.malformations import EQUIVALENTS, MALFORMATIONS, pad_values
 from maned_conformance.requests import NotBuilt, build, build_pieces, run_request, runs_on
 from maned_conformance.targets import VmUnderTest
 
 from gates import HANG_GUARD_S
 
-REQUEST_CASES = {c.mutation: c for c in all_cases() if c.mutation}
+REQUEST_CASES = {c.mutation: c for c in all_cases() if c.mutation in MALFORMATIONS}
+ENCODING_CASES = {c.mutation: c for c in all_cases() if c.mutation in EQUIVALENTS}
 
 # What bark_vm says when it refuses each malformation: the refusal is for the rule named,
 # not for an accidental neighbour at the same step.
@@ -100,6 +101,8 @@ DETAIL = {
     "reshape_no_dims": r"target dims \[65535, 65535, 65535, 65535\] are not",
     "reshape_dims_gap": r"target dims \[3, 65535, 2, 65535\] are not",
     "reshape_dim_0": r"\(reshape\): a target dim is outside",
+    "reshape_imm_after_absent": r"target dims \[3, 2, 65535, 1\] are not",
+    "reshape_last_dim_0": r"\(reshape\): a target dim is outside",
     "split_axis_4": r"selector axis 4, 2 sections, index 1",
     "split_sections_0": r"selector axis 1, 0 sections, index 0",
     "split_index_over": r"selector axis 1, 2 sections, index 2",
@@ -121,6 +124,7 @@ DETAIL = {
     "entry_shape_contradicts": r"matmul \[1, 4\] x \[2, 2\]",
     "reshape_size_mismatch": r"reshape \[2, 3\] \(6 elements\) to \[4, 2\]",
     "split_uneven": r"split \[2, 6\]: 4 sections do not divide axis 1",
+    "split_axis_past_rank": r"split: axis 2 is out of range for \[2, 6\]",
     "quantres_10_table": r"activation LUTs need 0 <= quantres <= 9, got 10",
 }
 
@@ -132,6 +136,25 @@ def test_every_malformation_has_its_case_file_as_generated():
         assert case.id == f"{folder(m)}/{name}.toml"
         assert (case.refused.cdp, case.refused.cdp_abi1) == (m.cdp, m.cdp_abi1), name
         assert (CASES / case.id).read_text() == case_text(name, m), f"{name}: regenerate"
+
+
+def test_every_equivalent_encoding_has_its_case_file_and_is_read_as_the_compilers():
+    """Issue 33, point 8: bytes the compiler never makes but the wire allows (CONCAT imm 0):
+    each has its generated case, and a worker of either ABI answers them with the very MNRS
+    it gives the compiler's bytes."""
+    assert set(ENCODING_CASES) == set(EQUIVALENTS) and EQUIVALENTS
+    assert {c.mutation for c in all_cases() if c.mutation} == set(MALFORMATIONS) | set(
+        EQUIVALENTS)
+    for name, case in ENCODING_CASES.items():
+        e = EQUIVALENTS[name]
+        assert case.id == f"encodings/{name}.toml" and case.refused is None
+        assert (CASES / case.id).read_text() == case_text(name, e), f"{name}: regenerate"
+        for abi in e.abis:
+            config = WorkerConfig(abi=abi)
+            pieces = build_pieces(case, config.status())
+            raw = build(case, config.status())
+            assert raw != pieces.request()  # other bytes ...
+            assert handle(raw, config) == handle(pieces.request(), config)  # ... one answer
 
 
 def first_refusal(raw: bytes, config: WorkerConfig) -> tuple[int, str | None, str | None]:
