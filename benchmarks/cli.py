@@ -17,6 +17,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from maned.io.files import overwrites
+
 from . import baseline_file, paths
 from .suite import FAMILIES, slowed_sides
 
@@ -75,11 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     why = args.rebaseline and paths.rebaseline_refusal(baseline, args.baseline is not None)
     if why:
         return _refuse(why)
+    out = Path(args.out)
+    from .plots import PLOTS  # the extras are here
+    why = overwrites(paths.written(out, PLOTS), [(str(baseline), "the --baseline")])
+    if why:
+        return _refuse(f"{why}: give --out another folder, or the baseline another name")
     try:
         baseline_file.load(baseline, "smoke" if args.smoke else "full")
     except baseline_file.BaselineError as e:
         return _refuse(str(e))
-    out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -101,7 +107,7 @@ def _run(args, only: list[str], out: Path, baseline: Path) -> int:
                         "--bench-scale", "smoke" if args.smoke else "full",
                         "--bench-out", str(out), "--bench-baseline", str(baseline),
                         *(["--bench-rebaseline"] if args.rebaseline else []),
-                        "--benchmark-json", str(out / "pytest-benchmark.json")],
+                        "--benchmark-json", str(out / paths.PYTEST_JSON)],
                        plugins=[plugin])
     if code != 0 and plugin.LAST:
         done, families_failed = plugin.LAST[-1]

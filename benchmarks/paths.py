@@ -7,6 +7,13 @@ from pathlib import Path
 OUT = Path("benchmarks") / "results"        # relative to the working directory
 LOCAL_BASELINE = Path("benchmarks") / "baseline.json"
 INSTALLED = Path(__file__).resolve().parent / "baseline.json"
+SUMMARY, TABLE, PYTEST_JSON = "summary.json", "results.md", "pytest-benchmark.json"
+
+
+def written(out: Path, plots) -> list[tuple[str, str]]:
+    """(path, what it is) of every file a run may write into `out` (the plots by name)."""
+    return [(str(out / name), f"the run's {name}") for name in
+            (SUMMARY, TABLE, PYTEST_JSON, *(f"{plot}.png" for plot in plots))]
 
 
 def default_baseline() -> Path:

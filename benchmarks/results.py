@@ -5,7 +5,7 @@ plots; pytest-benchmark writes its own JSON beside them."""
 import json
 from pathlib import Path
 
-from . import goals, plots
+from . import goals, paths, plots
 from .suite import yardstick_of
 
 
@@ -71,8 +71,8 @@ def write(folder: Path, figures, meta, verdicts, outcome=None) -> list[Path]:
            "gate_outcome": outcome.to_json() if outcome is not None else None,
            "goals": [{"figure": g.figure, "goal": g.text, "bound": g.bound, "value": v,
                       "status": status} for g, v, status in goals.report(figures)]}
-    summary = folder / "summary.json"
+    summary = folder / paths.SUMMARY
     summary.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    table = folder / "results.md"
+    table = folder / paths.TABLE
     table.write_text(markdown(figures, meta, verdicts, outcome), encoding="utf-8")
     return [summary, table] + plots.write_all(folder, figures, meta, yardstick_of(figures))

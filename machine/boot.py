@@ -22,6 +22,7 @@ from pathlib import Path
 from bark_vm.container import free_port
 from bark_vm.wire.constants import DEFAULT_PORT, DISCOVERY_PORT
 from maned.interrupts import deferred
+from maned.io.files import overwrites
 
 from .guest.identity import SETUP_MODE
 from .guest.oem import oem_string
@@ -330,7 +331,8 @@ def main(args) -> int:
     with this process even when it is killed); exit 1 with QEMU's own last words when it
     ends in failure."""
     mode = "secure" if args.secure_boot else "uefi" if args.uefi else "bios"
-    why = cannot_boot(Path(args.image), args.port, args.discovery_port, args.memory)
+    why = (args.serial and overwrites([(args.serial, "--serial")], [(args.image, "the image")])
+           ) or cannot_boot(Path(args.image), args.port, args.discovery_port, args.memory)
     if why:
         sys.stderr.write(f"maned-machine: {why} [EUSAGE]\n")
         return 2

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bark_vm.version import version_text
 from bark_vm.wire.login import PASS_FILE_MAX, password_of_file
-from maned.io.files import read_at_most
+from maned.io.files import overwrites, read_at_most
 
 from . import image, overlay, rootfs
 from .steps import BuildError, Clock
@@ -101,11 +101,15 @@ def bark_conf(args) -> str:
 
 
 def build(args) -> int:
+    out = Path(args.out)  # the arguments first, then what the machine lacks
+    why = overwrites([(str(out), "--out"), (f"{out}.sha256", "--out's checksum")],
+                     [(args.pass_file, "the --pass-file")] if args.pass_file else [])
+    if why:
+        return fail(f"{why}: give --out another path")
     try:
         conf = bark_conf(args)
     except ValueError as e:
         return fail(str(e))
-    out = Path(args.out)  # the arguments first, then what the machine lacks
     if not out.parent.is_dir() or out.is_dir():
         return fail(f"--out {out}: give a file path in an existing folder")
     if os.geteuid() != 0:

@@ -639,6 +639,24 @@ def pytest_runtest_logreport(report):
 '''
 
 
+@pytest.mark.parametrize("name", ["summary.json", "results.md", "pytest-benchmark.json",
+                                  "round_stages.png"])
+def test_a_baseline_among_the_runs_own_outputs_is_refused_before_anything_runs(tmp_path,
+                                                                              capsys, name):
+    """Issue 34, K3: a --baseline the run would write over (a name it writes into --out) is
+    one coded line, exit 2, and the baseline is as it was."""
+    baseline = tmp_path / name
+    baseline.write_bytes(baseline_file.BASELINE.read_bytes())
+    assert cli.main(["--smoke", "--only", "kernel", "--out", str(tmp_path),
+                     "--baseline", str(baseline)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"maned-bench: the run's {name} '{baseline}' is the --baseline: writing it "
+                   "would replace it: give --out another folder, or the baseline another name "
+                   "[EUSAGE]\n")
+    assert baseline.read_bytes() == baseline_file.BASELINE.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
 def test_a_gate_that_fails_late_still_finds_the_figures_written(tmp_path):
     """A real run (maned-bench --smoke --only kernel) whose baseline turns bad while it
     measures: exit 1, one coded line, no traceback, and every figure written."""

@@ -316,12 +316,20 @@ def test_bad_machine_arguments_are_one_coded_line(tmp_path, capsys):
          "FIFO"),
         (["build", "--out", str(tmp_path / "x.img"), *identity, "--pass-file", str(binary)],
          "not UTF-8"),
+        # issue 34, K2 and K5: an output that is an input, refused before anything is done
+        (["build", "--out", str(binary), *identity, "--pass-file", str(binary)],
+         f"--out '{binary}' is the --pass-file: writing it would replace it"),
+        (["build", "--out", str(tmp_path / "p"), *identity, "--pass-file",
+          str(tmp_path / "p.sha256")], "--out's checksum"),
+        (["boot", str(binary), "--serial", str(binary)],
+         f"--serial '{binary}' is the image: writing it would replace it"),
     ]
     for argv, why in cases:
         assert cli.main(argv) == 2, argv
         err = capsys.readouterr().err
         assert len(err.splitlines()) == 1 and err.endswith("[EUSAGE]\n") and why in err, err
         assert "secret" not in err
+    assert binary.read_bytes() == b"\xff\xfe secret\n"  # the inputs are as they were
 
 
 def test_certify_refuses_a_boot_image_that_is_not_there(tmp_path, capsys, monkeypatch):

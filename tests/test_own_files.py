@@ -44,6 +44,31 @@ def test_a_trace_that_would_replace_one_of_the_runs_files_is_refused(maned_run, 
     assert (workdir / "csv_io.mnd").read_text().startswith(SCRIPT_BYTES)
 
 
+OUT_HEAD = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
+            "in::pts = csv(\"data/points.csv\");\n"
+            "calc::lambda_flow f(pts) {\n    pts relu y =\n    pts tanh z =\n} return y, z;\n")
+
+
+@pytest.mark.parametrize("outs, what, other", [
+    ('out::y = csv("own.mnd");', "the out::y file", "the script"),
+    ('out::y = csv("data/points.csv");', "the out::y file", "the csv() input in::pts"),
+    ('out::y = csv("r.csv");\nout::z = csv("./r.csv");', "the out::z file",
+     "the out::y file"),
+])
+def test_an_out_file_that_would_replace_a_file_of_the_run_is_refused(maned_run, workdir, outs,
+                                                                     what, other):
+    """Issue 34, the class of K2-K5: no output of a run is one of its inputs or another of
+    its outputs; refused before anything runs, every file as it was."""
+    script = workdir / "own.mnd"
+    script.write_text(OUT_HEAD + outs + "\n")
+    before = {p: p.read_bytes() for p in workdir.rglob("*") if p.is_file()}
+    code, out, err = maned_run("own.mnd")
+    assert (code, out) == (2, ""), err
+    assert err.startswith(f"error: {what} '") and f"' is {other}: writing it would replace " \
+        "it: give the out:: another path [EUSAGE]" in err and err.count("\n") == 1, err
+    assert {p: p.read_bytes() for p in workdir.rglob("*") if p.is_file()} == before
+
+
 def test_a_trace_of_another_name_still_runs_and_leaves_the_files_alone(maned_run, workdir):
     code, out, err = maned_run("csv_io.mnd", "--trace", "run.jsonl")
     assert (code, out.splitlines()[-1]) == (0, "out::scaled -> scaled.csv")

@@ -352,3 +352,26 @@ def test_mnpk_gen_single_mutation(tmp_path):
     p = run(MNPK_GEN, script, "--out", tmp_path / "o", "--mutate", "bad_shape", timeout=60)
     assert p.returncode == 0, p.stderr
     assert [f.name for f in (tmp_path / "o").iterdir()] == ["bad_shape.mnpk"]
+
+
+@pytest.mark.parametrize("name", ["m.json", "m.mnpk", "m.mnrs"])
+def test_mnpk_gen_never_writes_a_fixture_over_its_script(tmp_path, name):
+    """Issue 34, K4: a script named as one of the fixtures it would write into --out (its
+    stem's .json, .mnpk or .mnrs): refused, one coded line, the script unchanged."""
+    script = tmp_path / name
+    script.write_text(SCRIPT_A)
+    p = run(MNPK_GEN, script, "--out", tmp_path, timeout=60)
+    assert p.returncode == 2 and p.stdout == "", p
+    assert p.stderr.endswith(f"' is the script: writing it would replace it: give --out "
+                             "another folder [EUSAGE]\n") and p.stderr.count("\n") == 1
+    assert script.read_text() == SCRIPT_A and [f.name for f in tmp_path.iterdir()] == [name]
+
+
+def test_mnpk_gen_refuses_a_script_named_as_a_mutation(tmp_path):
+    """A script whose stem is a mutation's name: its own .mnpk would be lost under the
+    mutation's, so it is refused before anything is written."""
+    script = tmp_path / "bad_shape.mnd"
+    script.write_text(SCRIPT_A)
+    p = run(MNPK_GEN, script, "--out", tmp_path / "o", timeout=60)
+    assert p.returncode == 2 and "is mutation bad_shape's: rename the script" in p.stderr, p
+    assert not (tmp_path / "o").exists()

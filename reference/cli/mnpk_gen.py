@@ -19,8 +19,9 @@ from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import run_line, sort_diagnostics
 from ..dispatch.plan import helpers
 from ..io.cli_values import parse_value
-from ..io.files import open_for_writing
+from ..io.files import open_for_writing, overwrites
 from ..io.inputs import load_inputs
+from ..io.own_files import read_files
 from ..lang import ast
 from ..lowering.fixtures import DEFAULTS, MUTATIONS, build_fixture, mutate
 from ..pipeline.intake import compile_script, input_values, script_source
@@ -156,6 +157,9 @@ def _run(argv: list[str], out, err) -> None:
         files[f"{stem}.mnpk"] = mnpk
         files[f"{stem}.mnrs"] = mnrs
     for m in wanted:
+        if f"{m}.mnpk" in files:  # the script's own fixture would be lost under the mutation's
+            raise usage_error(f"the script's name '{stem}' is mutation {m}'s: rename the "
+                              "script, or pass --mutate")
         try:
             files[f"{m}.mnpk"] = mutate(mnpk, m, lowered.module)
         except ValueError as e:
@@ -165,6 +169,10 @@ def _run(argv: list[str], out, err) -> None:
     if not opts.mutate:
         files[f"{stem}.json"] = _describe(flow.name, opts.abi, quant, graph, inputs, lowered,
                                           local, files)
+    why = overwrites([(os.path.join(opts.out, name), f"the fixture {name}") for name in files],
+                     read_files(program, opts.script, overrides, script_dir))
+    if why:
+        raise usage_error(f"{why}: give --out another folder")
     try:
         os.makedirs(opts.out, exist_ok=True)
         for name, data in files.items():

@@ -86,6 +86,25 @@ def same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+def overwrites(writes: list[tuple[str, str]], reads: list[tuple[str, str]]) -> str | None:
+    """Why a command must not start, or None: the first file it would write (each given as
+    (path, what it is)) that is one it reads, or one it writes already, in words for its
+    refusal. Checked before anything is written, as `gcc -o x.c x.c` is; a device
+    (/dev/null) is no clash."""
+    for k, (path, what) in enumerate(writes):
+        for other, other_what in reads + writes[:k]:
+            if same_file(path, other) and not _device(path):
+                return f"{what} '{path}' is {other_what}: writing it would replace it"
+    return None
+
+
+def _device(path: str) -> bool:
+    try:
+        return stat.S_ISCHR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def decode_utf8(raw: bytes) -> tuple[str | None, Pos | None]:
     """(text, None), or (None, position of the first byte that is not UTF-8)."""
     try:

@@ -19,7 +19,7 @@ from ..failures import DeviceFailure, Refused
 from ..interp.evaluate import FAILED, evaluate
 from ..io.inputs import load_inputs
 from ..io.outputs import Writes, makers, write_outputs
-from ..io.own_files import own_files, refuse_clash
+from ..io.own_files import read_files, refuse_clash, refuse_overwrites, written_files
 from ..lang import ast
 from ..lang.labels import off_labels
 from ..lang.names import suggest
@@ -198,9 +198,11 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
             raise MnError(Diagnostic("EUSAGE", str(e))) from None
     overrides = input_values(program, options.inputs)
     check_input_names(program, overrides)
+    reads = read_files(program, script.path, overrides, script.folder)
+    written = written_files(program, writes)
+    refuse_overwrites(reads, written)
     if getattr(sink, "path", None) is not None:  # a trace file is none of the run's own
-        refuse_clash(sink.path, "--trace",
-                     own_files(program, script.path, overrides, script.folder, writes))
+        refuse_clash(sink.path, "--trace", reads + written)
     fleet = Fleet(routing.devices, program.quant, trap=trap, compiler=compiler,
                   devices=options.devices, discovery=discovery)
     fleet.spawn(routed_aliases(routing))  # D7: the children start while the run goes on
