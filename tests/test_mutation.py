@@ -146,6 +146,32 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     assert not (tmp_path / "report.json").exists()
 
 
+@pytest.mark.parametrize("report_text, why", [
+    ('{"mutants": 3}', "report.json is no mutation report (no list of mutants)"),
+    ("[]", "report.json is no mutation report (no list of mutants)"),
+    ('{"mutants": [], "seconds": "x", "interrupted": false}', "has no seconds or interrupted"),
+    ('{"mutants": [{"id": 1}], "seconds": 1, "interrupted": false}',
+     "report.json: mutant 0 has no valid id"),
+    ('{"mutants": [7], "seconds": 1, "interrupted": false}', "report.json: mutant 0 is not a record"),
+    ("not json", "report.json is not JSON: "),
+    (b"\xff\xfe", "report.json is not JSON: "),
+])
+def test_a_bad_report_or_a_fifo_is_one_coded_line(tmp_path, capsys, report_text, why):
+    """Issue 34, K10: --rejudge of a report.json that is not the tool's, and an --equivalent
+    that is a FIFO (refused at once, never waited on): exit 2, one coded line each."""
+    import os
+    data = report_text if isinstance(report_text, bytes) else report_text.encode()
+    (tmp_path / "report.json").write_bytes(data)
+    assert cli.main(["--rejudge", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and why in err and err.endswith("[EUSAGE]\n"), err
+    fifo = tmp_path / "equivalent.toml"
+    os.mkfifo(fifo)
+    assert cli.main(["--equivalent", str(fifo), "--list"]) == 2
+    assert capsys.readouterr().err == (f"maned-mutation: {fifo}: it is a FIFO (named pipe), not "
+                                       "a regular file [EUSAGE]\n")
+
+
 def test_rejudge_applies_the_judgements_to_a_written_report(tmp_path, capsys):
     survivor = pick("bark_vm/request_handling.py", "gt_gte", "if len(self._known) > self.size:")
     other = pick("bark_vm/request_handling.py", "noteq_eq", "if params != len(request.entries):")

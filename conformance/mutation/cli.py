@@ -13,7 +13,6 @@ usage error. --rejudge DIR runs nothing: it applies equivalent.toml anew to a re
 already written.
 """
 import argparse
-import json
 import random
 import secrets
 import sys
@@ -144,18 +143,18 @@ def _rejudge(args) -> int:
     """--rejudge DIR: the verdicts of DIR/report.json kept, the judgements applied anew,
     stale ones found against the files as they are now."""
     try:
-        doc = json.loads((args.rejudge / "report.json").read_text(encoding="utf-8"))
+        records, seconds, interrupted = report.read(args.rejudge)
         judged = judgements.load(args.equivalent or judgements.default_path())
         root = package_dir().parent
-        rels = sorted({r["file"] for r in doc["mutants"]})
+        rels = sorted({r["file"] for r in records})
         every = enumerate_mutants([root / rel for rel in rels], root)
-    except (ValueError, OSError, KeyError) as e:
+    except OSError as e:
+        return _usage(f"--rejudge {args.rejudge}: cannot read it: {e.strerror or e}")
+    except (ValueError, SyntaxError) as e:  # SyntaxError: a file named there is no Python
         return _usage(f"--rejudge {args.rejudge}: {e}")
-    records = [report.rejudged(r, judged.reason(report.as_mutant(r)))
-               for r in doc["mutants"]]
-    doc = report.build(records, judged.stale(every, rels), doc["seconds"],
-                       doc["interrupted"])
-    return _finish(args.rejudge, doc)
+    records = [report.rejudged(r, judged.reason(report.as_mutant(r))) for r in records]
+    return _finish(args.rejudge, report.build(records, judged.stale(every, rels), seconds,
+                                              interrupted))
 
 
 def _measure(args, root: Path) -> int:

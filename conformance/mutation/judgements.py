@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from maned.io.files import read_at_most
+
 
 def default_path() -> Path:
     """The equivalent.toml shipped with the package (next to this module)."""
@@ -46,10 +48,25 @@ class Judgements:
         return sorted(out)
 
 
+JUDGEMENTS_BYTES = 16 << 20
+
+
 def load(path: Path) -> Judgements:
-    """The judgements of a TOML file; ValueError when a value is not a one-line reason."""
-    with open(path, "rb") as f:
-        doc = tomllib.load(f)
+    """The judgements of a TOML file (read through maned.io.files: a FIFO is refused, never
+    waited on); OSError when unreadable, ValueError when it is no UTF-8 TOML or a value is
+    not a one-line reason."""
+    try:
+        raw = read_at_most(str(path), JUDGEMENTS_BYTES)
+    except ValueError as e:  # a FIFO, a folder: refused
+        raise ValueError(f"{path}: it {e}") from None
+    if len(raw) > JUDGEMENTS_BYTES:
+        raise ValueError(f"{path} is over {JUDGEMENTS_BYTES >> 20} MiB")
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ValueError(f"{path}: {e}") from None
+    if not isinstance(doc.get("functions", {}), dict):
+        raise ValueError(f"{path}: [functions] is a table of \"path::name\" = \"reason\"")
     functions = doc.pop("functions", {})
     for key, why in [*doc.items(), *functions.items()]:
         if not isinstance(why, str) or not why.strip() or "\n" in why:

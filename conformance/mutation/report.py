@@ -7,7 +7,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 
+from maned.io.files import read_at_most
+
 STATUSES = ("killed", "survived", "equivalent", "error")
+REPORT_BYTES = 256 << 20  # a report of every mutant is a few MiB
 
 
 def record(mutant, verdict, judgement: str | None) -> dict:
@@ -21,6 +24,40 @@ def record(mutant, verdict, judgement: str | None) -> dict:
             "mutated": mutant.mutated, "status": status, "case": verdict.case,
             "case_status": verdict.case_status, "reason": reason or None,
             "judged": judgement, "seconds": verdict.seconds}
+
+
+# The fields of a record, and the types report.json gives them (None allowed where noted)
+FIELDS = {"id": str, "file": str, "line": int, "col": int, "operator": str, "scope": str,
+          "original": str, "mutated": str, "status": str, "case": (str, type(None)),
+          "case_status": (str, type(None)), "reason": (str, type(None)),
+          "judged": (str, type(None)), "seconds": (int, float, type(None))}
+
+
+def read(folder: Path) -> tuple[list[dict], float, bool]:
+    """(records, seconds, interrupted) of folder/report.json, as this module wrote it:
+    OSError when unreadable, ValueError saying what is wrong (never a KeyError later)."""
+    try:
+        raw = read_at_most(str(folder / "report.json"), REPORT_BYTES)
+    except ValueError as e:  # a FIFO, a folder: refused
+        raise ValueError(f"report.json: it {e}") from None
+    if len(raw) > REPORT_BYTES:
+        raise ValueError(f"report.json is over {REPORT_BYTES >> 20} MiB")
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except ValueError as e:  # UnicodeDecodeError and JSONDecodeError alike
+        raise ValueError(f"report.json is not JSON: {e}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("mutants"), list):
+        raise ValueError("report.json is no mutation report (no list of mutants)")
+    if not isinstance(doc.get("seconds"), (int, float)) or not isinstance(
+            doc.get("interrupted"), bool):
+        raise ValueError("report.json has no seconds or interrupted")
+    for k, r in enumerate(doc["mutants"]):
+        if not isinstance(r, dict):
+            raise ValueError(f"report.json: mutant {k} is not a record")
+        bad = next((f for f, t in FIELDS.items() if not isinstance(r.get(f), t)), None)
+        if bad or r["status"] not in STATUSES:
+            raise ValueError(f"report.json: mutant {k} has no valid {bad or 'status'}")
+    return doc["mutants"], float(doc["seconds"]), doc["interrupted"]
 
 
 def as_mutant(r: dict) -> SimpleNamespace:
