@@ -85,6 +85,78 @@ def test_bark_conf_reads_as_a_user_may_write_it():
     assert problem(parse(template())) == "incomplete: alias, user, password"
 
 
+@given(st.lists(st.text(max_size=12), min_size=3, max_size=3))
+def test_bark_conf_reads_back_exactly_what_was_written_or_says_why_not(values):
+    """Issue 34, K6: parse is the exact inverse of template for every value it can keep
+    (LF or CRLF line ends alike); what it cannot keep, unkeepable says, and for a password
+    problem() refuses it with that reason (in a build and in setup mode alike)."""
+    from maned_machine.guest.identity import FIELDS, unkeepable
+    text = template(*values)
+    for lines in (text, text.replace("\n", "\r\n")):
+        back = parse(lines)
+        for key, value in zip(FIELDS, values):
+            assert (back[key] == value) or unkeepable(value), (key, value, back[key])
+    why = problem({"alias": "lab", "user": "me", "password": values[2]})
+    if values[2] and unkeepable(values[2]):
+        assert why == f"the password cannot be kept in bark.conf as it is: " \
+            f"{unkeepable(values[2])}"
+
+
+@pytest.mark.parametrize("password", ["  two blanks  ", "ab\x0ccd", "ab\rcd", "ab\u2028cd",
+                                      "ab\x85cd", "ab\x0bcd", "ab\x1ccd", "ab\x1dcd", "ab\x1ecd",
+                                      "ab\u2029cd", "tab\tinside", "trailing\t", "x#y", "a=b",
+                                      "ends\r"])
+def test_the_passwords_that_came_back_changed_now_come_back_or_are_refused(password):
+    """Issue 34, K6: each password of the probe either reads back as written or is refused
+    with its reason, before it is ever kept."""
+    identity = {"alias": "lab", "user": "me", "password": password}
+    why = problem(identity)
+    if why is None:
+        assert parse(template("lab", "me", password))["password"] == password
+    else:
+        assert why.startswith("the password cannot be kept in bark.conf as it is: it ")
+
+
+def test_a_bark_conf_that_is_not_utf8_is_setup_mode_with_the_reason():
+    """Issue 34, K7: written in cp1252, never read with replacement characters."""
+    from maned_machine.guest.identity import read_conf
+    raw = template("lab", "me", "pässwörd").encode("cp1252")
+    assert read_conf(raw) == ({}, "bark.conf is not UTF-8 text; save it as UTF-8")
+    assert read_conf(template("lab", "me", "pässwörd").encode()) == (
+        {"alias": "lab", "user": "me", "password": "pässwörd"}, None)
+
+
+def test_setup_mode_drops_a_console_that_hangs_up_and_keeps_the_others_answer(monkeypatch):
+    """Issue 34, K8: two consoles (pseudo-terminals); one hangs up while asking, the answers
+    are typed on the other, and its identity is the one kept (the password as typed: a
+    form feed at its end is kept, as bark.conf keeps it)."""
+    import pty
+    import threading
+    import time
+    from maned_machine.guest import identity as ident
+    pairs = [pty.openpty() for _ in range(2)]
+    paths = [os.ttyname(slave) for _, slave in pairs]
+    monkeypatch.setattr(ident, "devices", lambda: paths)
+    got: list = []
+    asker = threading.Thread(target=lambda: got.append(ident.ask()), daemon=True)
+    asker.start()
+    try:
+        time.sleep(0.5)
+        os.close(pairs[0][0])  # the first console hangs up
+        for answer in ("lab-2", "me", "ends\x0c", "ends\x0c"):
+            time.sleep(0.2)
+            os.write(pairs[1][0], (answer + "\r").encode())
+        asker.join(timeout=30)
+        assert got == [{"alias": "lab-2", "user": "me", "password": "ends\x0c"}]
+    finally:
+        for master, slave in pairs:
+            for fd in (master, slave):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+
 @pytest.mark.parametrize("identity, why", [
     ({"alias": "3lab", "user": "me", "password": "p"}, "is not one a script can name"),
     ({"alias": "lab", "user": "m e", "password": "p"}, "without spaces"),

@@ -30,18 +30,47 @@ HEADER = ("# The Bark machine's identity (docs/machine.md). Edit it on any compu
 
 
 def template(alias: str = "", user: str = "", password: str = "") -> str:
-    """bark.conf's text: three `key = value` lines under the header."""
+    """bark.conf's text: three `key = value` lines under the header (each value as it is:
+    `unkeepable` says which values cannot be read back the same)."""
     return HEADER + f"alias = {alias}\nuser = {user}\npassword = {password}\n"
 
 
 def parse(text: str) -> dict[str, str]:
-    """`key = value` lines (a BOM, CRLF, blank lines and # comments allowed); known keys."""
+    """The known keys of `key = value` lines, the exact inverse of template for every value
+    it can keep (unkeepable): lines end at "\n" only (a CRLF's CR dropped), and only the
+    blanks (space, tab) around the key and the value are dropped; a BOM, blank lines and #
+    comments are allowed."""
     found = {}
-    for line in text.removeprefix("\ufeff").splitlines():
-        key, sep, value = line.strip().partition("=")
-        if sep and not key.startswith("#") and key.strip() in FIELDS:
-            found[key.strip()] = value.strip()
+    for line in text.removeprefix("\ufeff").split("\n"):
+        key, sep, value = line.removesuffix("\r").partition("=")
+        key = key.strip(BLANKS)
+        if sep and not key.startswith("#") and key in FIELDS:
+            found[key] = value.strip(BLANKS)
     return found
+
+
+BLANKS = " \t"
+
+
+def unkeepable(value: str) -> str | None:
+    """Why `value` would not read back from bark.conf as it is (template, then parse), or
+    None: a line break, a blank (space, tab) first or last, a CR last."""
+    if "\n" in value:
+        return "it holds a line break"
+    if value != value.strip(BLANKS):
+        return "it starts or ends with a blank (a space or a tab)"
+    if value.endswith("\r"):
+        return "it ends with a carriage return"
+    return None
+
+
+def read_conf(raw: bytes) -> tuple[dict[str, str], str | None]:
+    """bark.conf's bytes as (identity, why it cannot run a worker or None)."""
+    try:
+        identity = parse(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return {}, "bark.conf is not UTF-8 text; save it as UTF-8"
+    return identity, problem(identity)
 
 
 def problem(identity: dict[str, str]) -> str | None:
@@ -56,6 +85,9 @@ def problem(identity: dict[str, str]) -> str | None:
         return "the user name must be printable, without spaces"
     if not fits(user, password):
         return "the password is too long for a login (4,096 bytes of JSON)"
+    why = unkeepable(password)
+    if why:
+        return f"the password cannot be kept in bark.conf as it is: {why}"
     return None
 
 
@@ -65,13 +97,13 @@ def main() -> int:
         say("IDENTITY: FAIL (no partition labelled BARK was found)")
         return 1
     try:
-        with open(os.path.join(STICK, "bark.conf"), encoding="utf-8", errors="replace") as f:
-            identity = parse(f.read())
+        with open(os.path.join(STICK, "bark.conf"), "rb") as f:
+            identity, why = read_conf(f.read())
     except OSError:
-        identity = {}
-    why = problem(identity)
+        identity, why = {}, problem({})
     if why:
-        say(f"{SETUP_MODE} ({why.split(':')[0]}): answer on this console")
+        shown = why.split(":")[0] if why.startswith("incomplete") else why
+        say(f"{SETUP_MODE} ({shown}): answer on this console")
         identity = ask()
         _keep(identity)
     _publish(identity)
@@ -134,21 +166,34 @@ class _Asking:
         os.write(self.fd, text.encode())
 
     def feed(self) -> dict[str, str] | None:
-        """Read what the console typed; the identity once every question is answered."""
-        self.buffer += os.read(self.fd, 1024)
+        """Read what the console typed; the identity once every question is answered.
+        OSError when the console is gone (EOF or EIO: hung up)."""
+        chunk = os.read(self.fd, 1024)
+        if not chunk:
+            raise OSError(f"{self.path} hung up")
+        self.buffer += chunk
         while b"\n" in self.buffer or b"\r" in self.buffer:
             cut = min(i for i in (self.buffer.find(b"\n"), self.buffer.find(b"\r")) if i >= 0)
             line, self.buffer = self.buffer[:cut], self.buffer[cut + 1:].lstrip(b"\r\n")
-            done = self._answer(line.decode("utf-8", "replace").strip())
+            try:
+                text = line.decode("utf-8")
+            except UnicodeDecodeError:
+                done = self._again("that answer is not UTF-8 text", self.step)
+            else:
+                done = self._answer(text)
             if done:
                 return done
             self.prompt()
         return None
 
     def _answer(self, text: str) -> dict[str, str] | None:
+        """One line typed: kept as typed for the password (bark.conf keeps it so), without
+        the blanks around it for the alias and user (which have none)."""
         key = QUESTIONS[self.step][0]
         if key in ("password", "again"):
             os.write(self.fd, b"\n")  # the Enter the terminal did not echo
+        else:
+            text = text.strip(BLANKS)
         self.answers[key] = text
         self.step += 1
         if key == "again":
@@ -179,34 +224,58 @@ class _Asking:
         termios.tcsetattr(self.fd, termios.TCSANOW, attrs)
 
     def close(self, note: str | None = None) -> None:
-        if note:
-            os.write(self.fd, f"\n{note}\n".encode())
-        if self._saved is not None:
-            termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
+        """The console's modes back, and its fd closed (a console gone is only closed)."""
+        try:
+            if note:
+                os.write(self.fd, f"\n{note}\n".encode())
+            if self._saved is not None:
+                termios.tcsetattr(self.fd, termios.TCSANOW, self._saved)
+        except (OSError, termios.error):
+            pass
         os.close(self.fd)
 
 
-def ask() -> dict[str, str]:
-    """The identity typed on whichever console finishes first."""
+REOPEN_S = 1.0  # every console gone: they are opened again this often (one may come back)
+
+
+def _open_all() -> list[_Asking]:
     asking = []
     for path in devices():
         try:
             asking.append(_Asking(path))
-        except OSError:
-            continue
-    for a in asking:
-        a.prompt()
+            asking[-1].prompt()
+        except (OSError, termios.error):
+            if asking and asking[-1].path == path:
+                asking.pop().close()
+    return asking
+
+
+def ask() -> dict[str, str]:
+    """The identity typed on whichever console finishes first; a console that hangs up
+    (EOF or EIO) is dropped and the others go on."""
+    asking: list[_Asking] = []
+    first = True
     try:
         while True:
+            if not asking:
+                if not first:
+                    time.sleep(REOPEN_S)
+                asking, first = _open_all(), False
+                if not asking:
+                    continue
             ready, _, _ = select.select([a.fd for a in asking], [], [])
-            for a in asking:
-                if a.fd in ready:
+            for a in [a for a in asking if a.fd in ready]:
+                try:
                     identity = a.feed()
-                    if identity:
-                        for other in asking:
-                            other.close(None if other is a else f"answered on {a.path}")
-                        asking = []
-                        return identity
+                except (OSError, termios.error):  # hung up: the others go on
+                    asking.remove(a)
+                    a.close()
+                    continue
+                if identity:
+                    for other in asking:
+                        other.close(None if other is a else f"answered on {a.path}")
+                    asking = []
+                    return identity
     finally:
         for a in asking:
             a.close()
