@@ -91,7 +91,13 @@ def test_help_lists_every_flag(maned_run):
 
 @pytest.mark.parametrize("argv, message", [
     ([], "error: no script given"),
-    (["hello.mnd", "--threads", "0"], "error: --threads takes a whole number >= 1, not '0'"),
+    (["hello.mnd", "--threads", "0"],
+     "error: --threads takes a whole number from 1 to 256, not '0'"),
+    # issue 34, K1: a documented bound, not 2^31 - 1 processes from a typo
+    (["hello.mnd", "--threads", "257"],
+     "error: --threads takes a whole number from 1 to 256, not '257'"),
+    (["hello.mnd", "--threads", "2147483647"],
+     "error: --threads takes a whole number from 1 to 256, not '2147483647'"),
     (["hello.mnd", "--threads"], "error: --threads needs a value"),
     (["hello.mnd", "other.mnd"], "error: unknown argument: other.mnd"),
     # issue 33, point 10: a mistyped flag is met with the flag it nearly is
@@ -432,8 +438,8 @@ DEVICE_SCRIPT = ("{H0}\nin::a = 1;\ndevice::w { host = \"127.0.0.1\"; FIELD }\n"
 
 
 @pytest.mark.parametrize("argv, field, line", [
-    (["--threads", LONG], "", f"error: --threads takes a whole number >= 1, not '{LONG[:32]}'"
-     " [EUSAGE]"),
+    (["--threads", LONG], "", "error: --threads takes a whole number from 1 to 256, not "
+     f"'{LONG[:32]}' [EUSAGE]"),
     (["--discover-timeout", LONG], "", "error: --discover-timeout takes a whole number of "
      f"milliseconds, 1 to {MAX_WINDOW_MS}, not '{LONG[:32]}' [EUSAGE]"),
     (["--device", f"http://127.0.0.1:{LONG}"], "", f"error: device 'device': bad port "

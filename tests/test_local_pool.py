@@ -76,3 +76,34 @@ def test_a_chain_whose_round_ends_as_the_pool_stops_is_answered_not_raised():
     lane._pool_done(first, done)
     assert reports == [("fit#c0#r1", None, Diagnostic(
         "ERUN", "flow 'fit#c0#r1': device 'local': its queue stopped"))]
+
+
+def _cpu_ticks(pid: int) -> int:
+    """User and system clock ticks `pid` has used (0 once it is gone)."""
+    from pathlib import Path
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
+def test_a_pool_is_never_wider_than_the_jobs_the_run_can_have(tmp_path):
+    """Issue 34, K1: `--threads 32` for a run of two flows forks two pool processes, not 32.
+    A fork-context pool forks all its processes in its first submit, before any of them
+    runs a job; so once one has computed, every process the pool will have is there."""
+    script = tmp_path / "slow.mnd"
+    script.write_text(SLOW)
+    proc = start(MANED_RUN, script, "--threads", "32", preexec_fn=default_sigint)
+    pool: set[int] = set()
+    try:
+        until(lambda: any(_cpu_ticks(c) > 10 for c in children(proc.pid))
+              or proc.poll() is not None, "a pool process computing")
+        assert proc.poll() is None, proc.communicate()
+        pool = children(proc.pid)
+        assert len(pool) == 2, pool
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        for pid in (proc.pid, *pool):
+            kill(pid)

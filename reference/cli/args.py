@@ -8,7 +8,7 @@ from bark_vm.wire.digits import whole_number
 from ..diagnostics import Diagnostic, MnError
 from ..dispatch.device_specs import DeviceOverride
 from ..lang.names import nearest
-from ..numeric.int32 import INT32_MAX
+from ..targets.bounds import THREADS_MAX
 from ..targets.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
 
 USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
@@ -30,8 +30,9 @@ USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ve
                      flows too); a flow with a local-only op is refused
   --trap-overflow    fail at the first op result that leaves int32 instead of wrapping
                      (local runs only)
-  --threads N        local flows run in a pool of N processes (default 1: inline); never
-                     changes a number
+  --threads N        local flows run in a pool of up to N processes (default 1: inline; at
+                     most 256, and never more than the run's flows and ML
+                     configurations); never changes a number
   --progress         progress lines on stderr (default: on when stderr is a terminal)
   --no-progress      no progress lines
   --trace FILE       the run's timeline: one JSON line per job start and end, coordinator
@@ -222,9 +223,10 @@ def parse_args(argv: list[str]) -> RunOptions:
             credentials[DEVICE_FLAGS[name]] = value()
         elif name == "--threads":
             text = value()
-            opts.threads = whole_number(text, 1, INT32_MAX)
+            opts.threads = whole_number(text, 1, THREADS_MAX)
             if opts.threads is None:
-                raise usage_error(f"--threads takes a whole number >= 1, not '{text[:32]}'")
+                raise usage_error(f"--threads takes a whole number from 1 to {THREADS_MAX}, "
+                                  f"not '{text[:32]}'")
         elif arg.startswith("-") and arg != "-":
             raise usage_error(f"unknown argument: {shown_argument(arg)}{_flag_hint(arg)}")
         elif opts.script is None:

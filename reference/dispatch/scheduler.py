@@ -127,10 +127,16 @@ class Scheduler:
         if name not in self._lanes:
             target = self.fleet.target(name)
             report = (lambda j, o, e: self._events.put((j, o, e)))
-            self._lanes[name] = (PoolLane(target, self.trace, report, self.threads)
-                                 if name == LOCAL and self.threads > 1
+            width = min(self.threads, self._most_at_once())
+            self._lanes[name] = (PoolLane(target, self.trace, report, width)
+                                 if name == LOCAL and width > 1
                                  else SerialLane(target, self.trace, report))
         return self._lanes[name]
+
+    def _most_at_once(self) -> int:
+        """The most jobs the run can have at once: one per flow and per ML configuration
+        (a configuration's rounds are a chain), so a pool is never wider than that."""
+        return sum(len(self.ml[name][1]) if name in self.ml else 1 for name in self.plan.order)
 
     def _close(self) -> None:
         for lane in self._lanes.values():

@@ -25,6 +25,7 @@ from ..lang.labels import off_labels
 from ..lang.names import suggest
 from ..lowering.compiled import Compiler
 from ..static_check import build_statement
+from ..targets.bounds import THREADS_MAX
 from ..targets.discovery import Discovery, Probing
 from .intake import check_input_names, compile_script, input_values, script_source
 from .sweeps import sweep_note, sweeps
@@ -146,10 +147,11 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
 
 
 def _threads(threads) -> int:
-    """`--threads`, checked before any work: a whole number of 1 or more."""
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise MnError(Diagnostic("EUSAGE", f"--threads takes a whole number of 1 or more, not "
-                                 f"{threads!r}"))
+    """`--threads`, checked before any work: a whole number from 1 to THREADS_MAX."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or not (
+            1 <= threads <= THREADS_MAX):
+        raise MnError(Diagnostic("EUSAGE", f"--threads takes a whole number from 1 to "
+                                 f"{THREADS_MAX}, not {threads!r}"[:200]))
     return threads
 
 

@@ -16,3 +16,6 @@ MAX_HEAD_BYTES = 64 * 1024  # an HTTP answer's status line and headers
 POLL_FIRST_S, POLL_CAP_S, POLL_BUDGET_S = 0.05, 1.0, float(RESULT_TTL_S)
 CLOSE_GRACE_S = 5.0  # a VM child given this long to exit after its stdin closes
 SIGNAL_CHECK_S = 0.1  # the longest the main thread sleeps before it looks for a Ctrl-C
+# `--threads N`: the local pool's width at most (each pool process is a fork of the run), and
+# never wider than the jobs the run can have at once (one per flow and per ML configuration)
+THREADS_MAX = 256
