@@ -106,3 +106,18 @@ def test_a_kept_connection_with_bytes_past_the_answer_is_not_used_again():
     finally:
         listener.close()
     server.join(30)
+
+
+def test_a_pipelined_request_is_never_read_as_the_first_ones_body(worker, token, files):
+    """Issue 34, K9: a sync execute and the next request in one write: the execute is
+    answered (its MNRS, not BAD_ENVELOPE "more bytes than Content-Length"), then the
+    connection is closed, as docs/wire.md says for a client that pipelines; a status probe
+    behind a status probe is answered the same way."""
+    for first in (_execute(files["matmul_relu"], token), STATUS):
+        with socket.create_connection((worker.host, worker.port), timeout=30) as s:
+            status, headers, body = over(s, first + STATUS)
+            assert (status, headers["Connection"]) == (200, "close"), body
+            assert s.recv(1) == b""  # closed once the first is answered
+        if first is not STATUS:
+            assert body == files["golden_mnrs"]
+    assert call(worker, "GET", "/api/status", proto=False)[0] == 200  # and serving on

@@ -206,8 +206,8 @@ class Endpoints:
                                   "waiting for the executor; retry later")
             request, module = check_request(conn.body(self), self.config)
             self._count(jobs_sync=1, sync_waiting=1)
-            keep = conn.keep()
-            self.runner.submit(lambda: self._run_sync(conn.sock, request, module, keep))
+            keep, drain = conn.keep(), conn.unread_body()
+            self.runner.submit(lambda: self._run_sync(conn.sock, request, module, keep, drain))
             return HANDED_OFF
         self.jobs.check_free()
         job = self.jobs.submit(conn.body(self))
@@ -225,7 +225,8 @@ class Endpoints:
         return http.json_response(200, self.jobs.cancel(conn.job_id()))
 
     # --- the executor thread's side -----------------------------------------------------------
-    def _run_sync(self, sock: socket.socket, request, module, keep: bool = False) -> None:
+    def _run_sync(self, sock: socket.socket, request, module, keep: bool = False,
+                  drain: bool = False) -> None:
         """Every sync job is answered and counted, whatever went wrong in it."""
         self._count(sync_waiting=-1)
         began = self._clock()
@@ -240,7 +241,7 @@ class Endpoints:
             answer = http.error_response(WorkerError("EXEC_FAILED", type(e).__name__))
         self._hold(began)
         self._count(jobs_done=1)
-        if self._answer(sock, answer, keep=keep) is not None:
+        if self._answer(sock, answer, drain=drain, keep=keep) is not None:
             self._returned.put(sock)  # the accept loop takes it back as an idle connection
             try:
                 self._returns_w.send(b"k")
@@ -286,9 +287,11 @@ class _Conn:
         return self.request is not None and http.wants_keep_alive(self.request)
 
     def unread_body(self) -> bool:
+        """Bytes the answer leaves unread: a body never read, or what a pipelining client
+        sent past this request (the connection is then drained and closed)."""
         r = self.request
-        return (not self._body_read and r is not None
-                and (bool(r.content_length) or bool(self.rest)))
+        return bool(self.rest) or (not self._body_read and r is not None
+                                   and bool(r.content_length))
 
     def require_length(self, max_payload: int) -> int:
         n = self.request.content_length
@@ -304,7 +307,8 @@ class _Conn:
         if limit is not None and n > limit:
             raise WorkerError("BAD_ENVELOPE", f"a body of {n} bytes is over this endpoint's "
                               f"{limit}")
-        data = http.read_body(self.sock, self.request, self.rest, worker.io_timeout)
+        data, self.rest = http.read_body(self.sock, self.request, self.rest,
+                                         worker.io_timeout)
         self._body_read = True
         return data
 

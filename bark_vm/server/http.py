@@ -1,8 +1,10 @@
 """Minimal HTTP/1.1 for bark-worker (spec/wire.md §3.1, DESIGN D6, R18).
 
 One request per connection, unless the client asks for `Connection: keep-alive` (R18 as
-revised: `wants_keep_alive`, `kept_alive`). `read_head` reads the request line and headers,
-`read_body` exactly Content-Length bytes; both give up at a deadline (a stalled client
+revised: `wants_keep_alive`, `kept_alive`); a client that pipelines (sends its next request
+before the answer) has its first request answered, then the connection closed.
+`read_head` reads the request line and headers, `read_body` exactly Content-Length bytes
+(and hands back what followed them); both give up at a deadline (a stalled client
 raises `Stalled`, and the caller closes without answering). Anything malformed is
 `WorkerError("BAD_ENVELOPE")`: a head over 16 KiB, a bad request line, obs-fold
 continuation lines, Transfer-Encoding (chunked is never accepted), a bad or conflicting
@@ -121,14 +123,17 @@ def parse_head(raw: bytes) -> Request:
     return Request(method, path, params, headers, length)
 
 
-def read_body(sock: socket.socket, request: Request, start: bytes, timeout: float) -> bytes:
-    """Exactly Content-Length bytes (0 when absent). The deadline follows the bytes that
-    have arrived, never the length announced: `timeout`, plus one second for every
-    BODY_BYTES_PER_S received. A body that keeps flowing at that rate is read whatever its
-    size; a trickle is cut off after about `timeout`."""
+def read_body(sock: socket.socket, request: Request, start: bytes,
+              timeout: float) -> tuple[bytes, bytes]:
+    """(exactly Content-Length bytes (0 when absent), the bytes received past them: a next
+    request the client pipelined, which the caller answers by closing once this one is
+    answered). The deadline follows the bytes that have arrived, never the length
+    announced: `timeout`, plus one second for every BODY_BYTES_PER_S received. A body that
+    keeps flowing at that rate is read whatever its size; a trickle is cut off after about
+    `timeout`."""
     n = request.content_length or 0
-    if len(start) > n:
-        raise _bad("more bytes than Content-Length announced")
+    if len(start) >= n:
+        return start[:n], start[n:]
     if n > len(start) and (request.header("expect") or "").lower() == "100-continue":
         sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
     first = time.monotonic() + timeout  # the deadline while nothing has arrived yet
@@ -138,7 +143,7 @@ def read_body(sock: socket.socket, request: Request, start: bytes, timeout: floa
                       min(n - have, 1 << 20))
         parts.append(chunk)
         have += len(chunk)
-    return b"".join(parts)
+    return b"".join(parts), b""
 
 
 def response(status: int, body: bytes = b"", content_type: str = JSON_TYPE) -> bytes:
