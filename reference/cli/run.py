@@ -2,6 +2,7 @@
 report (D2, R44): status blocks, return@ lines, flow blocks, out:: lines and the verify
 verdict on stdout, or the whole report as JSON with --json; notes, progress and coded
 errors on stderr."""
+import errno
 import json
 import os
 import stat
@@ -12,6 +13,7 @@ from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import mask, run_line
 from ..dispatch.verify import verdict_lines
+from ..io.descriptors import open_files
 from ..io.files import open_for_writing
 from ..pipeline.report import DiagnosticRecord, Report
 from ..pipeline.run_api import run
@@ -31,6 +33,14 @@ def main(argv: list[str], out=None, err=None) -> int:
     except KeyboardInterrupt:  # the notice, once: a hard stop may have written it (a no-op
         say(INTERRUPTED, err)   # without interrupts.install, as in a library caller's process)
         return EXIT_INTERRUPTED
+    except OSError as e:  # out of open files where no refusal foresaw it: a line, not a trace
+        if e.errno not in (errno.EMFILE, errno.ENFILE):
+            raise
+        found = open_files()
+        limit = f" (ulimit -n {found[1]})" if found else ""
+        err.write(run_line(Diagnostic("ERUN", f"the run ran out of open files{limit}: raise "
+                                      "the limit, or route to fewer Bark VMs")) + "\n")
+        return 1
 
 
 def _main(argv: list[str], out, err) -> int:

@@ -15,10 +15,13 @@ from bark_vm.wire.status import Status, parse_status
 
 from ..failures import DeviceFailure
 from ..interrupts import deferred
+from ..io.descriptors import refusal
 from . import bounds
 from .frame_pipe import FramePipe
 from .vm_forks import DEFAULT_VM, ForkedChild, fork_child, forked_args
 from .worker_errors import worker_error_text
+
+VM_FILES = 3  # a child's stdin and stdout pipes, and its log file
 
 
 def vm_command(alias: str, fields: dict) -> list[str]:
@@ -88,6 +91,10 @@ class VmDevice:
                               f"{type(e).__name__}: {e}", "died") from None
 
     def _spawn(self) -> None:
+        why = refusal(f"device '{self.alias}' (Bark VM)", VM_FILES)
+        if why:
+            self._broken = DeviceFailure(why, kind="connect_failed")
+            raise self._broken
         self._log = tempfile.TemporaryFile()
         args = forked_args(self.command)
         if args is not None:
