@@ -35,6 +35,7 @@ OVMF_SECURE_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.secboot.fd")
 OVMF_SECURE_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.ms.fd")  # Microsoft's keys enrolled
 MODES = ("bios", "uefi", "secure")
 MEMORY_MIB = 1536  # the system unpacks into RAM (about 200 MB) beside its archive
+MEMORY_MIN_MIB, MEMORY_MAX_MIB = 512, 65536  # --memory's bounds
 ACCEL_PROBE_S = 10
 BOOT_DEADLINE_S = 900.0  # to BOOT-COMPLETE under emulation (TCG) on a loaded machine
 # Under TCG the guest gets one CPU: with two, a boot on a loaded host now and then hung for
@@ -63,7 +64,9 @@ def add_arguments(p) -> None:
     p.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto")
     p.add_argument("--serial", metavar="FILE", help="write the serial console here instead "
                    "of this terminal")
-    p.add_argument("--memory", type=int, default=MEMORY_MIB, metavar="MIB")
+    p.add_argument("--memory", type=int, default=MEMORY_MIB, metavar="MIB",
+                   help=f"the guest's memory (default {MEMORY_MIB}; {MEMORY_MIN_MIB} to "
+                   f"{MEMORY_MAX_MIB})")
 
 
 def kvm_runs() -> bool:
@@ -291,15 +294,17 @@ class Machine:
 
 
 def cannot_boot(image: Path, port: int, discovery_port: int, memory_mib: int) -> str | None:
-    """Why QEMU cannot be asked to boot this (checked before it starts), or None."""
-    if shutil.which(QEMU) is None:
-        return f"{QEMU} is not installed (apt-get install qemu-system-x86 ovmf)"
+    """Why QEMU cannot be asked to boot this (checked before it starts: the arguments,
+    then what the machine lacks), or None."""
     if not image.is_file():
         return f"{image}: no such image file"
     if not 0 <= port <= 65535 or not 0 <= discovery_port <= 65535:
         return "--port and --discovery-port are 0..65535 (0: a free one, or none for discovery)"
-    if memory_mib < 512:
-        return f"--memory {memory_mib}: the system unpacks into RAM; give at least 512 MiB"
+    if not MEMORY_MIN_MIB <= memory_mib <= MEMORY_MAX_MIB:
+        return (f"--memory {memory_mib}: give {MEMORY_MIN_MIB} to {MEMORY_MAX_MIB} MiB (the "
+                "system unpacks into RAM)")
+    if shutil.which(QEMU) is None:
+        return f"{QEMU} is not installed (apt-get install qemu-system-x86 ovmf)"
     return None
 
 

@@ -395,6 +395,7 @@ def test_bad_machine_arguments_are_one_coded_line(tmp_path, capsys):
           str(tmp_path / "p.sha256")], "--out's checksum"),
         (["boot", str(binary), "--serial", str(binary)],
          f"--serial '{binary}' is the image: writing it would replace it"),
+        (["boot", str(binary), "--memory", "65537"], "give 512 to 65536 MiB"),
     ]
     for argv, why in cases:
         assert cli.main(argv) == 2, argv

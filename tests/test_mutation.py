@@ -142,7 +142,10 @@ def test_usage_errors_exit_2(tmp_path, capsys):
                      str(tmp_path)]) == 2
     assert cli.main(["--jobs", "0"]) == 2
     assert cli.main(["--operator", "no_such_operator", "--list"]) == 2
-    assert capsys.readouterr().err.count("[EUSAGE]") == 4
+    assert cli.main(["--jobs", "33", "--list"]) == 2  # issue 34: documented bounds
+    assert cli.main(["--timeout", "1e9", "--list"]) == 2
+    assert cli.main(["--job-timeout", "nan", "--list"]) == 2
+    assert capsys.readouterr().err.count("[EUSAGE]") == 7
     assert not (tmp_path / "report.json").exists()
 
 

@@ -149,10 +149,19 @@ def test_a_half_sent_head_holds_the_listener_only_for_the_heads_own_bound(tmp):
 
 
 @pytest.mark.parametrize("flag", ["--head-timeout", "--io-timeout"])
-@pytest.mark.parametrize("value", ["0", "-1", "nan"])
-def test_a_bound_that_is_not_positive_is_refused(flag, value):
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "86401"])
+def test_a_bound_that_is_not_positive_or_past_a_day_is_refused(flag, value):
+    """Issue 34: every wait has a deadline, so a bound is above 0 and at most a day."""
     code, err = refusal(flag, value)
-    assert code == 2 and "--io-timeout and --head-timeout > 0" in err
+    assert code == 2 and "--io-timeout and --head-timeout above 0 and at most 86400" in err
+
+
+@pytest.mark.parametrize("flag, value", [("--max-payload", "2147483649"),
+                                         ("--max-payload", "-1"),
+                                         ("--lockout-seconds", "86401")])
+def test_a_size_or_a_lockout_past_its_documented_bound_is_refused(flag, value):
+    code, err = refusal(flag, value)
+    assert code == 2 and "--max-payload must be 0..2147483648, --lockout-seconds 0..86400" in err
 
 
 def test_a_trickled_body_is_cut_off_by_what_it_sent_not_what_it_declared(tmp):

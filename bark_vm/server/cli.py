@@ -97,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 HOLD_MS_MAX = 60_000
+SECONDS_MAX = 86400  # every duration given on the command line: one day at most
+MAX_PAYLOAD_MAX = 1 << 31  # --max-payload: 2 GiB at most (a request is read into memory)
 
 
 def _hold_ms(text: str) -> float:
@@ -310,10 +312,13 @@ def main(argv: list[str] | None = None) -> None:
     one_blas_thread(os.environ)  # before numpy: one BLAS thread unless set (bark_vm.blas)
     parser = _parser()
     args = parser.parse_args(argv)
-    if (args.max_payload < 0 or args.lockout_seconds < 0 or not args.io_timeout > 0
-            or not args.head_timeout > 0):
-        parser.error("--max-payload and --lockout-seconds must be >= 0, --io-timeout and "
-                     "--head-timeout > 0")
+    if (not 0 <= args.max_payload <= MAX_PAYLOAD_MAX
+            or not 0 <= args.lockout_seconds <= SECONDS_MAX
+            or not 0 < args.io_timeout <= SECONDS_MAX
+            or not 0 < args.head_timeout <= SECONDS_MAX):
+        parser.error(f"--max-payload must be 0..{MAX_PAYLOAD_MAX}, --lockout-seconds "
+                     f"0..{SECONDS_MAX}, --io-timeout and --head-timeout above 0 and at most "
+                     f"{SECONDS_MAX}")
     args.job_memory_bytes = job_memory.budget_bytes(parser, args)
     if not 0 <= args.port <= 65535 or not 0 <= args.discovery_port <= 65535:
         parser.error("--port and --discovery-port must be 0..65535")

@@ -29,6 +29,8 @@ from .operators import BY_NAME
 from .trial import Settings, Verdict, package_dir, run_trial, snapshot
 
 PROG = "maned-mutation"
+JOBS_MAX = 32  # --jobs: mutants at once, each a worker process and a certifier
+DEADLINE_MAX_S = 86400  # --timeout, --job-timeout: one day, as maned-certify's
 USER = "mutation"
 
 
@@ -38,7 +40,8 @@ def _parser() -> argparse.ArgumentParser:
                                 "certified; a survivor is a defect no conformance case sees.")
     p.add_argument("--out", default="mutation-report", help="report folder (default "
                    "mutation-report)")
-    p.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
+    p.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2, at "
+                   "most 32)")
     p.add_argument("--only", action="append", default=[], metavar="ID-PREFIX",
                    help="only the mutants whose id starts with it (repeatable)")
     p.add_argument("--operator", action="append", default=[], metavar="NAME",
@@ -115,8 +118,12 @@ def _run_all(mutants, sources, package, settings, jobs, judged) -> tuple[list, b
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.jobs < 1 or args.timeout <= 0 or args.job_timeout <= 0:
-        return _usage("--jobs, --timeout and --job-timeout must be positive")
+    if not 1 <= args.jobs <= JOBS_MAX:
+        return _usage(f"--jobs takes 1 to {JOBS_MAX} (each job is a worker and a "
+                      "certification at once)")
+    if not (0 < args.timeout <= DEADLINE_MAX_S and 0 < args.job_timeout <= DEADLINE_MAX_S):
+        return _usage(f"--timeout and --job-timeout take above 0 and at most {DEADLINE_MAX_S} "
+                      "seconds")
     unknown = sorted(set(args.operator) - set(BY_NAME))
     if unknown:
         return _usage(f"--operator {unknown[0]}: no such operator (operators.py names "
