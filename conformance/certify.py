@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from maned.diagnostics.printer import register_secret
+from maned.io.files import overwrites
 from maned.targets.bounds import MAX_DEADLINE_S
 from maned_machine.boot import BOOT_DEADLINE_S
 
@@ -103,6 +104,12 @@ def certify_machine(args) -> int:
     the serial console (serial.log)."""
     from maned_machine.boot import SETUP_MODE, Machine, accelerator, cannot_boot
     image = Path(args.boot)
+    kept = ("serial.log", "qemu.err")  # the machine's, copied into the report
+    why = overwrites([(str(Path(args.out) / name), f"the report's {name}") for name in
+                      (report.REPORT, report.SIGNATURE, report.SUMMARY, report.JUNIT, *kept)],
+                     [(str(image), "the --boot image")])
+    if why:
+        return _usage(f"{why}: give --out another folder")
     why = cannot_boot(image, 0, 0, Machine.memory_mib)
     if why:
         return _usage(f"--boot: {why}")
@@ -135,9 +142,9 @@ def certify_machine(args) -> int:
         code = certify_url(args)
     finally:
         machine.stop()
-        for kept in ("serial.log", "qemu.err"):  # into the report, then the folder goes
-            if (machine.folder / kept).exists():
-                shutil.copyfile(machine.folder / kept, Path(args.out) / kept)
+        for name in kept:  # into the report, then the folder goes
+            if (machine.folder / name).exists():
+                shutil.copyfile(machine.folder / name, Path(args.out) / name)
         machine.discard()
     return code
 

@@ -18,6 +18,7 @@ from maned.interp.kernels import family
 from .cases import Case
 from .outcome import STATUSES, Outcome
 
+REPORT, SIGNATURE, SUMMARY, JUNIT = "report.json", "signature.txt", "summary.md", "junit.xml"
 CASE_SET = "case-set"  # the signature's pseudo-case: no case file has this id
 # The layers a run asks its cases in (likeliest_first), so its first failure is the likeliest
 # cause: an op alone, then the wire's envelopes, requests and protocol, then what is built of
@@ -136,15 +137,15 @@ def write(folder: Path, worker: dict, cases: list[Case], outcomes: list[Outcome]
                       "ops": list(_uses(by_id, o.case)[0]),
                       "algorithms": list(_uses(by_id, o.case)[1]), "outputs": o.outputs}
                      for o in outcomes]}
-    (folder / "report.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-    stale = folder / "signature.txt"
+    (folder / REPORT).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    stale = folder / SIGNATURE
     if sig is not None:
         stale.write_text(sig + "\n", encoding="utf-8")
     elif stale.exists():
         stale.unlink()
-    (folder / "summary.md").write_text(_markdown(worker, doc, _tables(by_id, outcomes),
+    (folder / SUMMARY).write_text(_markdown(worker, doc, _tables(by_id, outcomes),
                                                  by_id, failures), encoding="utf-8")
-    (folder / "junit.xml").write_text(_junit(worker, outcomes, seconds, doc["partial"]),
+    (folder / JUNIT).write_text(_junit(worker, outcomes, seconds, doc["partial"]),
                                       encoding="utf-8")
     return doc
 

@@ -412,6 +412,13 @@ def test_certify_refuses_a_boot_image_that_is_not_there(tmp_path, capsys, monkey
     assert certify.main(["--boot", str(tmp_path / "none.img"), "--out",
                          str(tmp_path / "r")]) == 2
     assert capsys.readouterr().err.endswith("[EUSAGE]\n")
+    image = tmp_path / "serial.log"  # issue 34: the image is a file the report would write
+    image.write_bytes(b"an image")
+    assert certify.main(["--boot", str(image), "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.endswith(
+        f"the report's serial.log '{image}' is the --boot image: writing it would replace it: "
+        "give --out another folder [EUSAGE]\n")
+    assert image.read_bytes() == b"an image"
 
 
 # --- stopping a machine stops its QEMU (issue 33, point 1) ----------------------------------
