@@ -1,12 +1,15 @@
 """The worker's numpy executor against the pure-Python reference, per op family, on the same
 one-op flow and the same integers: matmul, elementwise, reductions, conv2d. The reference
-is sized down where it would take minutes (matmul above 128 runs on the executor alone)."""
+is sized down where it would take minutes (matmul above 128 runs on the executor alone).
+And the exact matmul against its floors: a skinny product against numpy's uint32 loop, a
+square one against the limb scheme's three float64 BLAS products."""
 import random
 import time
 
 import numpy as np
 
 from bark_vm.executor import execute
+from bark_vm.executor.linalg import matmul as matmul_kernel
 from bark_vm.wire.envelope import decode_request
 from bark_vm.wire.ir import parse_module
 from maned.interp.evaluate import evaluate
@@ -81,8 +84,40 @@ def batched(fn, at_least_s: float = BATCH_S):
     return batch, times
 
 
-def measure(scale: str) -> list[Figure]:
+SKINNY = {"smoke": (10_000,), "full": (10_000, 100_000)}  # rows of [rows, 3]·[3, 1]
+FLOOR_FROM = 64  # square matmuls from this size are measured against the limb scheme's floor
+
+
+def _floors(scale: str) -> list[Figure]:
+    """The exact matmul against its floors, one run (issue 35): a skinny product (gradient
+    descent's X·w) against numpy's uint32 loop alone, and a square one against the three
+    float64 BLAS products the limb scheme cannot do without."""
     figures = []
+    rng = np.random.default_rng(35)
+    shapes = [("skinny", rows, (rows, 3, 1)) for rows in SKINNY[scale]] + [
+        ("matmul", n, (n, n, n)) for n in SIZES[scale]["matmul"] if n >= FLOOR_FROM]
+    for family, size, (m, k, n) in shapes:
+        a = rng.integers(-2 ** 31, 2 ** 31, (m, k)).astype(np.int32)
+        b = rng.integers(-2 ** 31, 2 ** 31, (k, n)).astype(np.int32)
+        kernel = lambda a=a, b=b: matmul_kernel(0, a, b)  # noqa: E731
+        if family == "skinny":
+            floor = lambda a=a, b=b: np.matmul(a.view(np.uint32), b.view(np.uint32))  # noqa
+            what = "numpy's uint32 loop"
+        else:
+            fa, fb = a.astype(np.float64), b.astype(np.float64)
+            floor = lambda fa=fa, fb=fb: [fa @ fb for _ in range(3)]  # noqa: E731
+            what = "three float64 BLAS products"
+        (run, times), (low, low_times) = batched(kernel), batched(floor)
+        s = alternate({"executor": run, "floor": low}, 5)
+        figures.append(Figure(f"kernel/{family}/{size}/over_floor",
+                              (s["executor"].median / times) / (s["floor"].median / low_times),
+                              "x", f"[{m},{k}]·[{k},{n}] on the executor / {what}",
+                              sides=sides_of(s)))
+    return figures
+
+
+def measure(scale: str) -> list[Figure]:
+    figures = _floors(scale)
     for family, sizes in SIZES[scale].items():
         for n in sizes:
             executor, reference = _one_op(family, n)

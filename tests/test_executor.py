@@ -263,8 +263,8 @@ def test_limb_matmul_beyond_2_to_21():
 @given(m=st.integers(1, 40), k=st.integers(1, 40), n=st.integers(1, 40),
        seed=st.integers(0, 2 ** 32 - 1), edge_share=st.sampled_from([0.0, 0.3, 1.0]))
 def test_both_matmul_paths_give_the_definition(m, k, n, seed, edge_share):
-    """The kernel picks numpy's uint32 loop below SMALL_MATMUL multiply-adds and the limbs
-    above; whichever it picks, and the other one too, gives the wrapped exact product."""
+    """The kernel picks numpy's uint32 loop or the limbs by shape (uses_limbs); whichever
+    it picks, and the other one too, gives the wrapped exact product."""
     rng = np.random.default_rng(seed)
     a, b = edge_matrix(rng, (m, k), edge_share), edge_matrix(rng, (k, n), edge_share)
     want = plain_matmul(a, b).tolist()
@@ -273,16 +273,18 @@ def test_both_matmul_paths_give_the_definition(m, k, n, seed, edge_share):
 
 
 def test_the_matmul_kernel_takes_each_path(monkeypatch):
-    """Sizes either side of the bound reach the path they should (the limbs are counted)."""
+    """Shapes either side of the rule reach the path they should (the limbs are counted):
+    a cube of 48 is the last the loop takes (48^3 = 16·3·48^2), 49 the first for limbs, and
+    a skinny product of any length stays on the loop (issue 35: gradient descent's X·w)."""
     seen = []
     real = ex_linalg.matmul_mod32
     monkeypatch.setattr(ex_linalg, "matmul_mod32", lambda a, b: seen.append(a.shape) or real(a, b))
-    side = 32  # 32^3 = SMALL_MATMUL multiply-adds: the last size of the small path
-    assert side ** 3 == ex_linalg.SMALL_MATMUL
-    for n in (side, side + 1):
-        a = np.full((n, n), INT32_MIN, np.int32)
-        assert ex_linalg.matmul(2, a, a).tolist() == plain_matmul(a, a).tolist()
-    assert seen == [(side + 1, side + 1)]
+    assert 48 ** 3 == ex_linalg.LOOP_RATIO * 3 * 48 ** 2
+    for m, k, n in ((48, 48, 48), (49, 49, 49), (20000, 3, 1), (1, 5000, 3)):
+        a = np.full((m, k), INT32_MIN, np.int32)
+        b = np.full((k, n), INT32_MIN + 1, np.int32)
+        assert ex_linalg.matmul(2, a, b).tolist() == plain_matmul(a, b).tolist()
+    assert seen == [(49, 49)]
 
 
 @SETTINGS

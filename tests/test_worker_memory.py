@@ -46,10 +46,11 @@ def test_a_large_int8_envelope_costs_bytes_per_element_not_objects():
 
 
 def test_a_job_over_the_memory_budget_is_too_large_before_its_kernel_allocates():
-    """Issue 13, defect 4: a 64 KB request for an 8192 x 8192 product (it took ~10 GB) is
-    TOO_LARGE under the default budget, the detail naming the estimate and the budget, and
-    the worker allocated almost nothing for it."""
-    raw = outer_product_request(8192)
+    """Issue 13, defect 4: a 256 KB request for a 32768 x 32768 product (4 GiB of int32 on
+    numpy's loop, which issue 35's path rule picks for an outer product) is TOO_LARGE under
+    the default budget, the detail naming the estimate and the budget, and the worker
+    allocated almost nothing for it."""
+    raw = outer_product_request(32768)
     tracemalloc.start()
     try:
         try:
@@ -61,7 +62,7 @@ def test_a_job_over_the_memory_budget_is_too_large_before_its_kernel_allocates()
     finally:
         tracemalloc.stop()
     assert refused is not None and refused.code == "TOO_LARGE"
-    assert refused.detail.startswith("matmul [8192, 1] x [1, 8192] would need about 2,816 MiB")
+    assert refused.detail.startswith("matmul [32768, 1] x [1, 32768] would need about 4,096 MiB")
     budget = f"{DEFAULT_MAX_JOB_MEMORY >> 20:,} MiB"
     assert refused.detail.endswith(f"over this worker's memory budget of {budget} for one job "
                                    "(--max-job-memory)")
@@ -70,9 +71,9 @@ def test_a_job_over_the_memory_budget_is_too_large_before_its_kernel_allocates()
 
 def test_the_budget_is_configurable_and_never_changes_a_number():
     raw = outer_product_request(1024)
-    with pytest.raises(WorkerError) as e:
-        handle(raw, WorkerConfig(max_job_memory=16 << 20))
-    assert e.value.code == "TOO_LARGE" and "budget of 16 MiB" in e.value.detail
+    with pytest.raises(WorkerError) as e:  # its 4 MiB product is over a 2 MiB budget
+        handle(raw, WorkerConfig(max_job_memory=2 << 20))
+    assert e.value.code == "TOO_LARGE" and "budget of 2 MiB" in e.value.detail
     (shape, data), = decode_result(handle(raw, WorkerConfig(max_job_memory=64 << 20))).entries
     col = [(7 * i) % 2001 - 1000 for i in range(1024)]
     assert shape == (1024, 1024)

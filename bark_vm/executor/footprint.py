@@ -6,7 +6,7 @@ from math import prod
 
 from ..wire.constants import DTYPE_INT32
 from ..wire.envelope import ELEM_BYTES
-from .linalg import SMALL_MATMUL
+from .linalg import uses_limbs
 
 REGISTER_BYTES = ELEM_BYTES[DTYPE_INT32]  # an int32 result element
 WIDE_BYTES = 8      # an int64 or float64 element of a kernel's intermediates
@@ -21,7 +21,7 @@ def _matmul(args, params) -> int:
     if a.ndim != 2 or b.ndim != 2:
         return 0  # the kernel refuses it (SHAPE_MISMATCH)
     m, k, n = a.shape[0], a.shape[1], b.shape[1]
-    if m * k * n <= SMALL_MATMUL:
+    if not uses_limbs(m, k, n):
         return m * n * REGISTER_BYTES
     # the limbs of both operands, three float64 products and the int64 accumulator
     return (m * n * 5 + (m * k + k * n) * 2) * WIDE_BYTES + m * n * REGISTER_BYTES

@@ -7,9 +7,17 @@ from .ints import I32, I64, U32, dims, mismatch, wrap32
 # Each limb product sums at most K terms below 2^32 in magnitude; float64 holds every
 # partial sum exactly while K·2^32 < 2^53, i.e. K < 2^21. Longer inner dims are chunked.
 LIMB_CHUNK = 1 << 20
-# Multiply-adds below which numpy's integer loop beats three BLAS products and their limbs
-# (measured: docs/economics.md).
-SMALL_MATMUL = 1 << 15
+# Which exact path is the cheaper, by shape (measured: docs/economics.md): the limbs cost
+# about 9 ns for each element of a, b and the product (split, converted, recombined), then
+# 0.16 ns a multiply-add in three float64 BLAS products; numpy's uint32 loop costs about
+# 0.7 ns a multiply-add. So the loop wins while m·k·n ≤ LOOP_RATIO·(m·k + k·n + m·n): a
+# skinny product (gradient descent's [rows, features]·[features, 1]) never pays for limbs.
+LOOP_RATIO = 16
+
+
+def uses_limbs(m: int, k: int, n: int) -> bool:
+    """Whether [m,k]·[k,n] takes the limbs (BLAS) path, not numpy's uint32 loop."""
+    return m * k * n > LOOP_RATIO * (m * k + k * n + m * n)
 
 
 def _limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -40,12 +48,13 @@ def matmul_mod32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def matmul(q, a, b):
-    """[M,K]·[K,N] → [M,N], c[i,j] = Σ_k a[i,k]·b[k,j] (wrapped: a pure sum, R36). Small
-    products run on uint32 views, whose C loop wraps mod 2^32 exactly; large ones on BLAS."""
+    """[M,K]·[K,N] → [M,N], c[i,j] = Σ_k a[i,k]·b[k,j] (wrapped: a pure sum, R36). Skinny
+    and small products run on uint32 views, whose C loop wraps mod 2^32 exactly; the others
+    on BLAS (uses_limbs)."""
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise mismatch(f"matmul {dims(a.shape)} x {dims(b.shape)}")
     a, b = a.astype(I32, copy=False), b.astype(I32, copy=False)
-    if a.shape[0] * a.shape[1] * b.shape[1] <= SMALL_MATMUL:
+    if not uses_limbs(a.shape[0], a.shape[1], b.shape[1]):
         return np.matmul(a.view(U32), b.view(U32)).view(I32)
     return matmul_mod32(a, b)
 
