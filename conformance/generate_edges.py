@@ -392,6 +392,12 @@ def matmul_edges() -> dict[str, str]:
         "matmul [2,3]·[2,3] is refused on every target (SHAPE_MISMATCH)",
         HEAD[0] + flow("a, b", "a b matmul r ="),
         {"a": _pick(rng, (2, 3)), "b": _pick(rng, (2, 3))}, **BY_WORKER)
+    m = k = n = 49  # the first cube an executor choosing by shape (bark_vm's uses_limbs)
+    out[f"ops/matmul/square_{m}x{k}x{n}.toml"] = case(  # sends to BLAS on limbs
+        f"matmul [{m},{k}]·[{k},{n}] over int32 edges and a seeded sample (wraps): a square "
+        "product, which a worker may run on a float64 BLAS scheme, exact only if it is exact",
+        HEAD[0] + flow("a, b", "a b matmul r ="),
+        {"a": tensor((m, k), values(rng, m * k)), "b": tensor((k, n), values(rng, k * n))})
     return out
 
 
