@@ -29,6 +29,9 @@ HEADER = ("# The Bark machine's identity (docs/machine.md). Edit it on any compu
           "# password. Left empty, the machine asks on its console at first boot.\n")
 
 
+BLANKS = " \t"  # what parse drops around a key and a value
+
+
 def template(alias: str = "", user: str = "", password: str = "") -> str:
     """bark.conf's text: three `key = value` lines under the header (each value as it is:
     `unkeepable` says which values cannot be read back the same)."""
@@ -47,9 +50,6 @@ def parse(text: str) -> dict[str, str]:
         if sep and not key.startswith("#") and key in FIELDS:
             found[key] = value.strip(BLANKS)
     return found
-
-
-BLANKS = " \t"
 
 
 def unkeepable(value: str) -> str | None:
