@@ -157,7 +157,7 @@ def test_usage_errors_exit_2(tmp_path, capsys):
      "report.json: mutant 0 has no valid id"),
     ('{"mutants": [7], "seconds": 1, "interrupted": false}', "report.json: mutant 0 is not a record"),
     ("not json", "report.json is not JSON: "),
-    (b"\xff\xfe", "report.json is not JSON: "),
+    (b"\xff\xfe", "report.json is not UTF-8 text"),
 ])
 def test_a_bad_report_or_a_fifo_is_one_coded_line(tmp_path, capsys, report_text, why):
     """Issue 34, K10: --rejudge of a report.json that is not the tool's, and an --equivalent

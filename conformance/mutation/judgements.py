@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from maned.io.files import read_at_most
+from maned.io.files import read_text_file
 
 
 def default_path() -> Path:
@@ -56,14 +56,8 @@ def load(path: Path) -> Judgements:
     waited on); OSError when unreadable, ValueError when it is no UTF-8 TOML or a value is
     not a one-line reason."""
     try:
-        raw = read_at_most(str(path), JUDGEMENTS_BYTES)
-    except ValueError as e:  # a FIFO, a folder: refused
-        raise ValueError(f"{path}: it {e}") from None
-    if len(raw) > JUDGEMENTS_BYTES:
-        raise ValueError(f"{path} is over {JUDGEMENTS_BYTES >> 20} MiB")
-    try:
-        doc = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        doc = tomllib.loads(read_text_file(str(path), JUDGEMENTS_BYTES, str(path)))
+    except tomllib.TOMLDecodeError as e:
         raise ValueError(f"{path}: {e}") from None
     if not isinstance(doc.get("functions", {}), dict):
         raise ValueError(f"{path}: [functions] is a table of \"path::name\" = \"reason\"")

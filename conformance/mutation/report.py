@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from types import SimpleNamespace
 
-from maned.io.files import read_at_most
+from maned.io.files import read_text_file
 
 STATUSES = ("killed", "survived", "equivalent", "error")
 REPORT_BYTES = 256 << 20  # a report of every mutant is a few MiB
@@ -36,15 +36,10 @@ FIELDS = {"id": str, "file": str, "line": int, "col": int, "operator": str, "sco
 def read(folder: Path) -> tuple[list[dict], float, bool]:
     """(records, seconds, interrupted) of folder/report.json, as this module wrote it:
     OSError when unreadable, ValueError saying what is wrong (never a KeyError later)."""
+    text = read_text_file(str(folder / "report.json"), REPORT_BYTES, "report.json")
     try:
-        raw = read_at_most(str(folder / "report.json"), REPORT_BYTES)
-    except ValueError as e:  # a FIFO, a folder: refused
-        raise ValueError(f"report.json: it {e}") from None
-    if len(raw) > REPORT_BYTES:
-        raise ValueError(f"report.json is over {REPORT_BYTES >> 20} MiB")
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except ValueError as e:  # UnicodeDecodeError and JSONDecodeError alike
+        doc = json.loads(text)
+    except ValueError as e:
         raise ValueError(f"report.json is not JSON: {e}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("mutants"), list):
         raise ValueError("report.json is no mutation report (no list of mutants)")

@@ -54,6 +54,22 @@ def read_at_most(path: str, limit: int | None = None) -> bytes:
         return f.read(-1 if limit is None else limit + 1)
 
 
+def read_text_file(path: str, limit: int, shown: str) -> str:
+    """A UTF-8 text file of at most `limit` bytes (a tool's own data file): OSError when it
+    cannot be read, ValueError naming it as `shown` when it is refused (a FIFO, a folder),
+    longer, or not UTF-8."""
+    try:
+        raw = read_at_most(path, limit)
+    except ValueError as e:
+        raise ValueError(f"{shown}: it {e}") from None
+    if len(raw) > limit:
+        raise ValueError(f"{shown} is over {limit >> 20} MiB")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{shown} is not UTF-8 text") from None
+
+
 def read_bytes(path: str, shown: str, limit: int | None = None) -> bytes:
     """read_at_most, its failures as one EIO diagnostic naming the file as `shown`."""
     try:
