@@ -14,7 +14,7 @@ import sys
 from . import job_memory
 from .version import version_text
 from .wire.constants import (
-    ABIS, DEFAULT_ABI, DEFAULT_MAX_PAYLOAD, FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNRS, WorkerError,
+    ABIS, DEFAULT_ABI, FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNRS, WorkerError,
 )
 from .wire.frames import TruncatedFrame, error_json, read_frame, write_frame
 from .request_handling import WorkerConfig, handle
@@ -34,9 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--alias", default="bark-vm", help="the name the HELO reports")
     p.add_argument("--abi", type=int, choices=ABIS, default=DEFAULT_ABI,
                    help=f"IR ABI (default {DEFAULT_ABI})")
-    p.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD, metavar="BYTES",
-                   help=f"largest request payload accepted (default {DEFAULT_MAX_PAYLOAD})")
-    job_memory.add_option(p)
+    job_memory.add_options(p)
     return p
 
 
@@ -78,10 +76,8 @@ def serve(stdin, stdout, config: WorkerConfig, log=None) -> int:
 def main(argv: list[str] | None = None) -> None:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.max_payload < 0:
-        parser.error("--max-payload must be >= 0")
     config = WorkerConfig(alias=args.alias, kind="vm", abi=args.abi,
-                          max_payload=args.max_payload, capacity=1,
+                          max_payload=job_memory.check_payload(parser, args), capacity=1,
                           max_job_memory=job_memory.budget_bytes(parser, args))
     try:
         code = serve(sys.stdin.buffer, sys.stdout.buffer, config)

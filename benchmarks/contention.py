@@ -64,7 +64,7 @@ def _tree_cpu(pid: int) -> float:
     """utime + stime + the reaped children's (cutime + cstime) of `pid` and every process
     below it, in seconds."""
     total = 0
-    for p in (pid, *descendants(pid)):
+    for p in (pid, *descendants(pid, living=False)):
         try:
             fields = Path(f"/proc/{p}/stat").read_bytes().rpartition(b")")[2].split()
             total += sum(int(fields[i]) for i in (11, 12, 13, 14))

@@ -176,8 +176,10 @@ def _hard_stop() -> None:
     os._exit(EXIT_INTERRUPTED)
 
 
-def descendants(pid: int) -> list[int]:
-    """Every living process below `pid`, parents before their children (Linux /proc)."""
+def descendants(pid: int, living: bool = True) -> list[int]:
+    """Every process below `pid`, parents before their children (Linux /proc): the living
+    ones, or with living=False the zombies too (an ended child not reaped yet still holds
+    its CPU time, which its parent's cutime does not have yet)."""
     found, todo = [], [pid]
     while todo:
         for task in _tasks(todo.pop()):
@@ -185,7 +187,8 @@ def descendants(pid: int) -> list[int]:
                 kids = [int(c) for c in (task / "children").read_text().split()]
             except OSError:
                 continue
-            kids = [k for k in kids if not _zombie(k)]
+            if living:
+                kids = [k for k in kids if not _zombie(k)]
             found += kids
             todo += kids
     return found

@@ -19,8 +19,8 @@ SCRIPT_BYTES = "mnd::quantmax=1000;"  # how csv_io.mnd starts: the script is sti
 
 
 def _refused_trace(given: str, what: str) -> str:
-    return (f"error: --trace '{given}' is {what}; writing the trace there would replace it: "
-            "give --trace another file [EUSAGE]\n")
+    return (f"error: --trace '{given}' is {what}: writing it would replace it: give --trace "
+            "another file [EUSAGE]\n")
 
 
 @pytest.mark.parametrize("argv, given, what", [
@@ -161,3 +161,12 @@ def _reading(pid: int) -> bool:
     except OSError:
         return False
     return state == "S" and ("tty" in wchan or "wait_woken" in wchan or "read" in wchan)
+
+
+def test_a_path_that_cannot_be_resolved_is_no_clash_and_no_traceback(tmp_path):
+    """A NUL byte in a path (os.path raises ValueError for it): no clash here; opening the
+    file later says what is wrong with it, coded."""
+    from maned.io.files import overwrites, same_file
+    bad = str(tmp_path / "r\0.csv")
+    assert same_file(bad, bad) is False
+    assert overwrites([(bad, "the out::y file")], [(str(tmp_path / "a.csv"), "an input")]) is None

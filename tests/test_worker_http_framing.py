@@ -17,6 +17,7 @@ import pytest
 from support.background import in_background
 from support.raw_http import (assert_no_secret_shown, call, cdp_error, headers_only, login,
                               raw, read_all, split)
+from support.processes import command, run
 from support.status import status_of
 from support.worker_fixtures import files, tmp, token, worker  # noqa: F401 (fixtures)
 from support.workers import ALIAS, refusal, start_worker
@@ -156,12 +157,18 @@ def test_a_bound_that_is_not_positive_or_past_a_day_is_refused(flag, value):
     assert code == 2 and "--io-timeout and --head-timeout above 0 and at most 86400" in err
 
 
-@pytest.mark.parametrize("flag, value", [("--max-payload", "2147483649"),
-                                         ("--max-payload", "-1"),
-                                         ("--lockout-seconds", "86401")])
-def test_a_size_or_a_lockout_past_its_documented_bound_is_refused(flag, value):
+@pytest.mark.parametrize("flag, value, why", [
+    ("--max-payload", "2147483649", "--max-payload must be 0..2147483648"),
+    ("--max-payload", "-1", "--max-payload must be 0..2147483648"),
+    ("--max-job-memory", "1048577", "--max-job-memory must be 1..1048576 (MiB)"),
+    ("--lockout-seconds", "86401", "--lockout-seconds must be 0..86400")])
+def test_a_size_or_a_lockout_past_its_documented_bound_is_refused(flag, value, why):
+    """Issue 34: both workers (bark-worker serve, bark-vm) bound what they are given."""
     code, err = refusal(flag, value)
-    assert code == 2 and "--max-payload must be 0..2147483648, --lockout-seconds 0..86400" in err
+    assert code == 2 and why in err, err
+    if flag != "--lockout-seconds":  # bark-vm takes the same two limits
+        vm = run(command("bark-vm", "bark_vm.vm"), flag, value)
+        assert vm.returncode == 2 and why in vm.stderr, vm.stderr
 
 
 def test_a_trickled_body_is_cut_off_by_what_it_sent_not_what_it_declared(tmp):

@@ -22,8 +22,8 @@ import sys
 import time
 
 from ..wire.constants import (
-    ABIS, DEFAULT_ABI, DEFAULT_LOCKOUT_S, DEFAULT_MAX_PAYLOAD, DEFAULT_PORT,
-    DISCOVERY_PORT, LOCKOUT_FAILURES,
+    ABIS, DEFAULT_ABI, DEFAULT_LOCKOUT_S, DEFAULT_PORT, DISCOVERY_PORT, LOCKOUT_FAILURES,
+    MAX_SECONDS,
 )
 from .. import job_memory
 from ..version import version_text
@@ -68,9 +68,7 @@ def _parser() -> argparse.ArgumentParser:
                    "readiness line)")
     s.add_argument("--abi", type=int, choices=ABIS, default=DEFAULT_ABI,
                    help=f"IR ABI (default {DEFAULT_ABI})")
-    s.add_argument("--max-payload", type=int, default=DEFAULT_MAX_PAYLOAD, metavar="N",
-                   help=f"largest request body accepted (default {DEFAULT_MAX_PAYLOAD})")
-    job_memory.add_option(s)
+    job_memory.add_options(s)
     s.add_argument("--lockout-seconds", type=float, default=DEFAULT_LOCKOUT_S, metavar="N",
                    help=f"how long {LOCKOUT_FAILURES} failed logins lock a user name (default "
                    f"{DEFAULT_LOCKOUT_S})")
@@ -97,8 +95,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 HOLD_MS_MAX = 60_000
-SECONDS_MAX = 86400  # every duration given on the command line: one day at most
-MAX_PAYLOAD_MAX = 1 << 31  # --max-payload: 2 GiB at most (a request is read into memory)
 
 
 def _hold_ms(text: str) -> float:
@@ -312,13 +308,12 @@ def main(argv: list[str] | None = None) -> None:
     one_blas_thread(os.environ)  # before numpy: one BLAS thread unless set (bark_vm.blas)
     parser = _parser()
     args = parser.parse_args(argv)
-    if (not 0 <= args.max_payload <= MAX_PAYLOAD_MAX
-            or not 0 <= args.lockout_seconds <= SECONDS_MAX
-            or not 0 < args.io_timeout <= SECONDS_MAX
-            or not 0 < args.head_timeout <= SECONDS_MAX):
-        parser.error(f"--max-payload must be 0..{MAX_PAYLOAD_MAX}, --lockout-seconds "
-                     f"0..{SECONDS_MAX}, --io-timeout and --head-timeout above 0 and at most "
-                     f"{SECONDS_MAX}")
+    job_memory.check_payload(parser, args)
+    if (not 0 <= args.lockout_seconds <= MAX_SECONDS
+            or not 0 < args.io_timeout <= MAX_SECONDS
+            or not 0 < args.head_timeout <= MAX_SECONDS):
+        parser.error(f"--lockout-seconds must be 0..{MAX_SECONDS}, --io-timeout and "
+                     f"--head-timeout above 0 and at most {MAX_SECONDS}")
     args.job_memory_bytes = job_memory.budget_bytes(parser, args)
     if not 0 <= args.port <= 65535 or not 0 <= args.discovery_port <= 65535:
         parser.error("--port and --discovery-port must be 0..65535")

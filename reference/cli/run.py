@@ -38,9 +38,9 @@ def main(argv: list[str], out=None, err=None) -> int:
             raise
         found = open_files()
         limit = f" (ulimit -n {found[1]})" if found else ""
-        err.write(run_line(Diagnostic("ERUN", f"the run ran out of open files{limit}: raise "
-                                      "the limit, or route to fewer Bark VMs")) + "\n")
-        return 1
+        return _refused([Diagnostic("ERUN", f"the run ran out of open files{limit}: raise the "
+                                    "limit, or route to fewer Bark VMs")], out, err,
+                        as_json="--json" in argv)
 
 
 def _main(argv: list[str], out, err) -> int:

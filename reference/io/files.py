@@ -98,8 +98,11 @@ def same_file(a: str, b: str) -> bool:
     resolved path (an out:: file not yet written)."""
     try:
         return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):  # ValueError: a NUL byte; opening it says so, coded
+        try:
+            return os.path.realpath(a) == os.path.realpath(b)
+        except ValueError:
+            return False
 
 
 def overwrites(writes: list[tuple[str, str]], reads: list[tuple[str, str]]) -> str | None:
@@ -117,7 +120,7 @@ def overwrites(writes: list[tuple[str, str]], reads: list[tuple[str, str]]) -> s
 def _device(path: str) -> bool:
     try:
         return stat.S_ISCHR(os.stat(path).st_mode)
-    except OSError:
+    except (OSError, ValueError):
         return False
 
 

@@ -4,7 +4,7 @@ writes twice, and a file the run only reports on, its trace, is none of them: `-
 would otherwise replace the script, as `gcc -o x.c x.c` would (refused there too)."""
 from ..diagnostics import Diagnostic, MnError
 from ..lang import ast
-from .files import overwrites, same_file
+from .files import overwrites
 from .inputs import file_of
 from .outputs import Writes
 
@@ -36,8 +36,6 @@ def refuse_overwrites(reads: list[tuple[str, str]], written: list[tuple[str, str
 
 def refuse_clash(path: str, flag: str, files: list[tuple[str, str]]) -> None:
     """EUSAGE when `path` (given to `flag`) is one of `files`: checked before anything runs."""
-    for other, what in files:
-        if same_file(path, other):
-            raise MnError(Diagnostic("EUSAGE", f"{flag} '{path}' is {what}; writing the "
-                                     f"trace there would replace it: give {flag} another "
-                                     "file"))
+    why = overwrites([(path, flag)], files)
+    if why:
+        raise MnError(Diagnostic("EUSAGE", f"{why}: give {flag} another file"))

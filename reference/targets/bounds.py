@@ -1,13 +1,13 @@
 """The coordinator's bounds, one home (DESIGN §10, spec/wire.md §3.1, §3.5): every
 wait on a worker has a deadline, every answer a size cap."""
-from bark_vm.wire.constants import RESULT_TTL_S
+from bark_vm.wire.constants import MAX_SECONDS, RESULT_TTL_S
 
 CONNECT_TIMEOUT_S = 5.0
 # One deadline per exchange: a CDP request from send to the last byte of its answer, a Bark
 # VM job from the request frame to the last byte of its answer (and the HELO). A device's
 # `timeout = N` field replaces it for that device.
 ANSWER_DEADLINE_S = 30.0
-MAX_DEADLINE_S = 86400  # the longest `timeout` a device may ask for: one day
+MAX_DEADLINE_S = MAX_SECONDS  # the longest `timeout` a device may ask for: one day
 # A Bark VM's start (spawn to HELO) gets at least this long whatever its `timeout`: a cold
 # start (an interpreter and numpy loading on a busy machine) is not an answer to a job.
 START_DEADLINE_S = 30.0
