@@ -108,7 +108,7 @@ def _floors(scale: str) -> list[Figure]:
             floor = lambda fa=fa, fb=fb: [fa @ fb for _ in range(3)]  # noqa: E731
             what = "three float64 BLAS products"
         (run, times), (low, low_times) = batched(kernel), batched(floor)
-        s = alternate({"executor": run, "floor": low}, 5)
+        s = alternate({"executor": run, "floor": low}, REPS[scale])
         figures.append(Figure(f"kernel/{family}/{size}/over_floor",
                               (s["executor"].median / times) / (s["floor"].median / low_times),
                               "x", f"[{m},{k}]·[{k},{n}] on the executor / {what}",

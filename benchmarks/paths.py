@@ -10,10 +10,15 @@ INSTALLED = Path(__file__).resolve().parent / "baseline.json"
 SUMMARY, TABLE, PYTEST_JSON = "summary.json", "results.md", "pytest-benchmark.json"
 
 
+def plot_file(out: Path, plot: str) -> Path:
+    """Where a run writes the plot named `plot`."""
+    return out / f"{plot}.png"
+
+
 def written(out: Path, plots) -> list[tuple[str, str]]:
     """(path, what it is) of every file a run may write into `out` (the plots by name)."""
-    return [(str(out / name), f"the run's {name}") for name in
-            (SUMMARY, TABLE, PYTEST_JSON, *(f"{plot}.png" for plot in plots))]
+    return [(str(path), f"the run's {path.name}") for path in
+            [out / SUMMARY, out / TABLE, out / PYTEST_JSON, *(plot_file(out, p) for p in plots)]]
 
 
 def default_baseline() -> Path:

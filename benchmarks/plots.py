@@ -9,6 +9,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import NullLocator  # noqa: E402
 
+from .paths import plot_file  # noqa: E402
+
 
 def _values(figures, pattern: str) -> dict[tuple, float]:
     rx = re.compile(pattern)
@@ -163,7 +165,7 @@ def write_all(folder, figures, meta, yardstick) -> list:
         if not any(re.fullmatch(points, f.name) and f.value is not None for f in figures):
             continue
         fig = draw(figures, meta, yardstick)
-        path = folder / f"{name}.png"
+        path = plot_file(folder, name)
         fig.savefig(path, dpi=110, bbox_inches="tight")
         made.append(path)
         plt.close(fig)

@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -192,6 +193,26 @@ def test_this_runs_ratios_pass_the_gate_or_are_inconclusive_for_load(smoke):
         want = "skip" if one_cpu else "inconclusive" if load.others > gate.BUSY_LIMIT else "pass"
         assert v.status == want, v.text
     assert gate.judge(verdicts).status in ("passed", "inconclusive")
+
+
+def test_the_slow_hook_stretches_every_sample_of_its_side_by_construction():
+    """Whatever the load: a slowed side's every sample lasts at least its factor times the
+    work that sample did (the hook sleeps the rest, and a sleep is never shorter than asked),
+    so the hook the gate test below relies on is never a no-op."""
+    from maned_bench.timing import alternate, slowed
+    work: dict[str, list[float]] = {"x1": [], "x2": []}
+
+    def side(name):
+        def run():
+            t0 = time.perf_counter()
+            sum(range(20_000))
+            work[name].append(time.perf_counter() - t0)
+        return run
+    with slowed({"x2": 3}):
+        got = alternate({"x1": side("x1"), "x2": side("x2")}, reps=5, warmup=1)
+    timed = work["x2"][1:]  # past the untimed warm-up call
+    assert len(got["x2"].seconds) == len(timed) == 5
+    assert all(sample >= 3 * w for sample, w in zip(got["x2"].seconds, timed))
 
 
 def test_a_side_slowed_three_times_fails_the_gate_on_a_quiet_machine(monkeypatch):

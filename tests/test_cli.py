@@ -123,6 +123,7 @@ def test_usage_errors_exit_2_with_a_coded_line(maned_run, argv, message):
     code, out, err = maned_run(*argv)
     assert (code, out) == (2, "")
     assert err.startswith(message) and err.rstrip().endswith("[EUSAGE]")
+    assert "SECRET" not in err  # a flag's value is never quoted back
 
 
 def test_in_overrides_an_in_default(maned_run):

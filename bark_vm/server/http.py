@@ -1,8 +1,9 @@
 """Minimal HTTP/1.1 for bark-worker (spec/wire.md §3.1, DESIGN D6, R18).
 
 One request per connection, unless the client asks for `Connection: keep-alive` (R18 as
-revised: `wants_keep_alive`, `kept_alive`); a client that pipelines (sends its next request
-before the answer) has its first request answered, then the connection closed.
+revised: `wants_keep_alive`, `kept_alive`); a client that pipelines (bytes of its next
+request received with this one's) has its first request answered, then the connection
+closed.
 `read_head` reads the request line and headers, `read_body` exactly Content-Length bytes
 (and hands back what followed them); both give up at a deadline (a stalled client
 raises `Stalled`, and the caller closes without answering). Anything malformed is

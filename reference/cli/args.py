@@ -31,7 +31,7 @@ USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ve
   --trap-overflow    fail at the first op result that leaves int32 instead of wrapping
                      (local runs only)
   --threads N        local flows run in a pool of up to N processes (default 1: inline; at
-                     most 256, and never more than the run's flows and ML
+                     most {THREADS_MAX}, and never more than the run's flows and ML
                      configurations); never changes a number
   --progress         progress lines on stderr (default: on when stderr is a terminal)
   --no-progress      no progress lines
