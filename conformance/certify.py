@@ -102,15 +102,17 @@ def certify_machine(args) -> int:
     """`--boot IMAGE`: boot it under QEMU, certify it at its forwarded port, power it off.
     The report names what was certified (image digest, boot mode, accelerator) and keeps
     the serial console (serial.log)."""
-    from maned_machine.boot import SETUP_MODE, Machine, accelerator, cannot_boot
+    from maned_machine.boot import (QEMU_ERR, SERIAL_LOG, SETUP_MODE, Machine, accelerator,
+                                    cannot_boot)
     image = Path(args.boot)
-    kept = ("serial.log", "qemu.err")  # the machine's, copied into the report
+    mode = "secure" if args.secure_boot else "uefi" if args.uefi else "bios"
+    kept = (SERIAL_LOG, QEMU_ERR)  # the machine's, copied into the report
     why = overwrites([(str(Path(args.out) / name), f"the report's {name}") for name in
                       (report.REPORT, report.SIGNATURE, report.SUMMARY, report.JUNIT, *kept)],
                      [(str(image), "the --boot image")])
     if why:
         return _usage(f"{why}: give --out another folder")
-    why = cannot_boot(image, 0, 0, Machine.memory_mib)
+    why = cannot_boot(image, 0, 0, Machine.memory_mib, mode)
     if why:
         return _usage(f"--boot: {why}")
     if not os.environ.get("BARK_USER") or not os.environ.get("BARK_PASS"):
@@ -120,7 +122,6 @@ def certify_machine(args) -> int:
         Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as e:
         return _usage(f"cannot write the report folder {args.out}: {e.strerror or e}")
-    mode = "secure" if args.secure_boot else "uefi" if args.uefi else "bios"
     accel = accelerator(args.accel)
     machine = Machine(image, mode, accel)
     t0 = time.monotonic()
@@ -131,8 +132,8 @@ def certify_machine(args) -> int:
             return _usage(f"the machine did not boot ({mode}, {accel}): "
                           f"{machine.not_booted(args.boot_timeout)}"
                           f"{f' (QEMU said: {said})' if said else ''}; its serial console "
-                          f"is in {Path(args.out) / 'serial.log'}, QEMU's messages in "
-                          f"{Path(args.out) / 'qemu.err'}")
+                          f"is in {Path(args.out) / SERIAL_LOG}, QEMU's messages in "
+                          f"{Path(args.out) / QEMU_ERR}")
         booted = time.monotonic() - t0
         sys.stdout.write(f"maned-certify: {image.name} booted ({mode}, {accel}) in "
                          f"{booted:.0f} s\n")

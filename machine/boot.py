@@ -21,7 +21,6 @@ from pathlib import Path
 
 from bark_vm.container import free_port
 from bark_vm.wire.constants import DEFAULT_PORT, DISCOVERY_PORT
-from maned.interrupts import deferred
 from maned.io.files import overwrites
 
 from .guest.identity import SETUP_MODE
@@ -34,6 +33,7 @@ OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
 OVMF_SECURE_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.secboot.fd")
 OVMF_SECURE_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.ms.fd")  # Microsoft's keys enrolled
 MODES = ("bios", "uefi", "secure")
+OVMF_FILES = {"uefi": (OVMF_CODE, OVMF_VARS), "secure": (OVMF_SECURE_CODE, OVMF_SECURE_VARS)}
 MEMORY_MIB = 1536  # the system unpacks into RAM (about 200 MB) beside its archive
 MEMORY_MIN_MIB, MEMORY_MAX_MIB = 512, 65536  # --memory's bounds
 ACCEL_PROBE_S = 10
@@ -47,7 +47,9 @@ SOFT_LOCKUP = re.compile(r"soft lockup - CPU#\d+ stuck for (\d+)s!.*")
 STOP_S = 10
 # QEMU dies with whatever started it, even by SIGKILL (util-linux; PR_SET_PDEATHSIG, which
 # follows the starting thread: every caller starts machines from its main thread)
-DIES_WITH_PARENT = ["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []
+DIES_WITH_PARENT = ["setpriv", "--pdeathsig", "KILL"]
+SERIAL_LOG, QEMU_ERR = "serial.log", "qemu.err"  # a machine's console and QEMU's messages
+QEMU_MISSING = f"{QEMU} is not installed (apt-get install qemu-system-x86 ovmf)"
 # mov dx,0x3f8; mov al,'O'; out dx,al; mov al,'K'; out dx,al; cli; hlt; jmp $-2
 PROBE_SECTOR = bytes.fromhex("baf803b04feeb04beefaf4ebfd").ljust(510, b"\0") + b"\x55\xaa"
 
@@ -75,23 +77,22 @@ def kvm_runs() -> bool:
             and probe_prints_ok("kvm"))
 
 
-def probe_prints_ok(accel: str) -> bool:
-    """Whether a 512-byte guest under `accel` prints OK on its serial port in ACCEL_PROBE_S.
+def probe_prints_ok(accel: str, limit_s: float = ACCEL_PROBE_S) -> bool:
+    """Whether a 512-byte guest under `accel` prints OK on its serial port in `limit_s`.
     The probe never sees the user's terminal (QEMU on a terminal puts it in raw, non-blocking
     mode and, killed, never puts it back): its serial port is a file, its stdin nothing, and
     it runs in a session of its own."""
     with tempfile.TemporaryDirectory(prefix="bark-probe-") as tmp:
         disk, serial = Path(tmp) / "probe.img", Path(tmp) / "serial.out"
         disk.write_bytes(PROBE_SECTOR)
-        with deferred():  # started and recorded, or not started: never an orphan
-            probe = subprocess.Popen(
-                DIES_WITH_PARENT + [QEMU, "-accel", accel, "-m", "16", "-display", "none",
-                                    "-serial", f"file:{serial}", "-monitor", "none",
-                                    "-no-reboot", "-drive", f"format=raw,file={disk}"]
-                + (["-cpu", "host"] if accel == "kvm" else []),
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, start_new_session=True)
-        give_up = time.monotonic() + ACCEL_PROBE_S
+        probe = subprocess.Popen(  # dies with this process (DIES_WITH_PARENT)
+            DIES_WITH_PARENT + [QEMU, "-accel", accel, "-m", "16", "-display", "none",
+                                "-serial", f"file:{serial}", "-monitor", "none",
+                                "-no-reboot", "-drive", f"format=raw,file={disk}"]
+            + (["-cpu", "host"] if accel == "kvm" else []),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+        give_up = time.monotonic() + limit_s
         try:  # the guest prints OK, then halts for good: done when it has printed
             while probe.poll() is None and time.monotonic() < give_up:
                 if b"OK" in _read(serial):
@@ -138,7 +139,12 @@ class Machine:
 
     @property
     def serial_log(self) -> Path:
-        return self.folder / "serial.log"
+        return self.folder / SERIAL_LOG
+
+    @property
+    def qemu_err(self) -> Path:
+        """QEMU's own messages (its stderr)."""
+        return self.folder / QEMU_ERR
 
     @property
     def serial_socket(self) -> Path:
@@ -193,7 +199,7 @@ class Machine:
             shutil.copyfile(OVMF_SECURE_VARS if self.mode == "secure" else OVMF_VARS,
                             self.vars_copy)
         self.serial_log.unlink(missing_ok=True)
-        with deferred(), open(self.folder / "qemu.err", "wb") as err:  # never an orphan
+        with open(self.qemu_err, "wb") as err:  # QEMU dies with this process
             self.proc = subprocess.Popen(self.prefix + DIES_WITH_PARENT + self.command(),
                                          stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=err)
@@ -269,7 +275,7 @@ class Machine:
     def last_error(self) -> str | None:
         """QEMU's own last line on stderr (why it ended, when it failed), or None."""
         try:
-            said = (self.folder / "qemu.err").read_text(errors="replace").strip()
+            said = self.qemu_err.read_text(errors="replace").strip()
         except OSError:
             return None
         return said.splitlines()[-1][:300] if said else None
@@ -293,7 +299,8 @@ class Machine:
         self.stop()
 
 
-def cannot_boot(image: Path, port: int, discovery_port: int, memory_mib: int) -> str | None:
+def cannot_boot(image: Path, port: int, discovery_port: int, memory_mib: int,
+                mode: str = "bios") -> str | None:
     """Why QEMU cannot be asked to boot this (checked before it starts: the arguments,
     then what the machine lacks), or None."""
     if not image.is_file():
@@ -304,13 +311,19 @@ def cannot_boot(image: Path, port: int, discovery_port: int, memory_mib: int) ->
         return (f"--memory {memory_mib}: give {MEMORY_MIN_MIB} to {MEMORY_MAX_MIB} MiB (the "
                 "system unpacks into RAM)")
     if shutil.which(QEMU) is None:
-        return f"{QEMU} is not installed (apt-get install qemu-system-x86 ovmf)"
+        return QEMU_MISSING
+    if mode != "bios" and not all(f.is_file() for f in OVMF_FILES[mode]):
+        return "OVMF is not installed (apt-get install ovmf), which a UEFI boot needs"
+    if shutil.which(DIES_WITH_PARENT[0]) is None:
+        return "setpriv (util-linux) is not installed: without it QEMU would outlive this"
     return None
 
 
-def _typing(m: Machine) -> None:
+def _typing(m: Machine, terminal: Terminal) -> None:
     """What is typed on this terminal goes to the serial console, line by line (setup
-    mode's questions are answered here)."""
+    mode's questions are answered here); nothing, without a stdin."""
+    if sys.stdin is None:
+        return
     for line in sys.stdin:
         while m.running() and not m.serial_socket.exists():  # QEMU is still starting
             time.sleep(0.1)
@@ -320,14 +333,37 @@ def _typing(m: Machine) -> None:
             m.type(line.rstrip("\n") + "\r")
         except OSError:
             return
+        terminal.answered()
 
 
 class Stopped(Exception):
     """SIGTERM or SIGHUP reached `maned-machine boot`: power the machine off, as Ctrl-C."""
 
 
+_stops: list[str] = []  # the stopping signals met; only the first raises
+
+
 def _stopped(signum, frame) -> None:
-    raise Stopped(signal.Signals(signum).name)
+    """SIGTERM or SIGHUP: Stopped, the first time; a second one waits for nothing (the
+    machine is being powered off already)."""
+    _stops.append(signal.Signals(signum).name)
+    if len(_stops) == 1:
+        raise Stopped(_stops[0])
+
+
+def _ignore_stops() -> None:
+    """From here on a stop raises nothing (powering off is not cut short)."""
+    if not _stops:
+        _stops.append("")
+
+
+def _say(text: str) -> None:
+    """A line on stderr, if stderr is still there (a closed terminal, after SIGHUP)."""
+    try:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def main(args) -> int:
@@ -337,7 +373,7 @@ def main(args) -> int:
     ends in failure."""
     mode = "secure" if args.secure_boot else "uefi" if args.uefi else "bios"
     why = (args.serial and overwrites([(args.serial, "--serial")], [(args.image, "the image")])
-           ) or cannot_boot(Path(args.image), args.port, args.discovery_port, args.memory)
+           ) or cannot_boot(Path(args.image), args.port, args.discovery_port, args.memory, mode)
     if why:
         sys.stderr.write(f"maned-machine: {why} [EUSAGE]\n")
         return 2
@@ -347,7 +383,8 @@ def main(args) -> int:
         sys.stderr.write(f"maned-machine: cannot write --serial {args.serial}: "
                          f"{e.strerror or e} [EUSAGE]\n")
         return 2
-    terminal = Terminal(sys.stdin.fileno())
+    terminal = Terminal(sys.stdin.fileno() if sys.stdin is not None else -1)
+    _stops.clear()
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _stopped)
     m, shown, said, code = None, 0, None, None
@@ -359,7 +396,7 @@ def main(args) -> int:
         print(f"maned-machine: booting {args.image} ({mode}, {accel}); worker on "
               f"http://127.0.0.1:{m.port}{found}, serial console below (Ctrl-C powers off)",
               flush=True)
-        threading.Thread(target=_typing, args=(m,), daemon=True).start()
+        threading.Thread(target=_typing, args=(m, terminal), daemon=True).start()
         while m.running():
             text = m.serial_text()
             terminal.follow(text)  # echo off before a password prompt shows
@@ -370,8 +407,9 @@ def main(args) -> int:
     except KeyboardInterrupt:
         pass
     except Stopped as e:
-        sys.stderr.write(f"maned-machine: {e}: the machine was powered off\n")
+        _say(f"maned-machine: {e}: the machine was powered off")
     finally:
+        _ignore_stops()  # powering off is not cut short by a second stop
         if m is not None:
             code, said = m.stop(), m.last_error()
             m.discard()
@@ -379,7 +417,6 @@ def main(args) -> int:
         if out is not sys.stdout:
             out.close()
     if code not in (0, None, -signal.SIGTERM):
-        sys.stderr.write(f"maned-machine: QEMU ended with status {code}: "
-                         f"{said or 'no message'} [ERUN]\n")
+        _say(f"maned-machine: QEMU ended with status {code}: {said or 'no message'} [ERUN]")
         return 1
     return 0

@@ -23,7 +23,7 @@ TRIMMED = ("usr/share/doc", "usr/share/man", "usr/share/info", "usr/share/locale
            "usr/lib/python3.11/ensurepip", "usr/lib/python3.11/pydoc_data",
            "usr/lib/python3/dist-packages/numpy/tests", "var/lib/apt/lists", "var/cache/apt",
            "var/cache/debconf", "var/log", "boot")
-# What a cold build costs, said when it starts (docs/machine.md §7 has the figures)
+# What a cold build costs, said when it starts (docs/machine.md §1 and §7 have the figures)
 COLD_BUILD = "2 minutes on a quiet machine near its mirror, up to 20 on a busy or slow one"
 # Kernel modules kept, with everything they depend on (modules.dep): the wired NICs a laptop
 # or QEMU has (RTL8139 first), USB (a CDC-ECM adapter, the stick, a keyboard), the stick's

@@ -53,10 +53,13 @@ def parse(text: str) -> dict[str, str]:
 
 
 def unkeepable(value: str) -> str | None:
-    """Why `value` would not read back from bark.conf as it is (template, then parse), or
-    None: a line break, a blank (space, tab) first or last, a CR last."""
+    """Why `value` would not read back from bark.conf, or the worker's password file, as it
+    is (template, then parse; the pass file drops a leading byte-order mark), or None: a
+    line break, a blank (space, tab) first or last, a CR last, a byte-order mark first."""
     if "\n" in value:
         return "it holds a line break"
+    if value.startswith("\ufeff"):
+        return "it starts with a byte-order mark (U+FEFF)"
     if value != value.strip(BLANKS):
         return "it starts or ends with a blank (a space or a tab)"
     if value.endswith("\r"):
@@ -147,6 +150,14 @@ def _keep(identity: dict[str, str]) -> None:
 # --- setup mode: the questions, on every console at once; the first to finish wins ---------
 QUESTIONS = (("alias", "alias: "), ("user", "user: "), ("password", "password: "),
              ("again", "password again: "))
+SECRET_KEYS = ("password", "again")  # the questions whose answers are never echoed
+
+
+def set_echo(fd: int, on: bool) -> None:
+    """The terminal on `fd` echoes what is typed, or not."""
+    modes = termios.tcgetattr(fd)
+    modes[3] = modes[3] | termios.ECHO if on else modes[3] & ~termios.ECHO
+    termios.tcsetattr(fd, termios.TCSANOW, modes)
 
 
 class _Asking:
@@ -158,11 +169,15 @@ class _Asking:
         self.answers: dict[str, str] = {}
         self.step = 0
         self.buffer = b""
-        self._saved = termios.tcgetattr(self.fd) if os.isatty(self.fd) else None
+        try:
+            self._saved = termios.tcgetattr(self.fd) if os.isatty(self.fd) else None
+        except termios.error:
+            os.close(self.fd)
+            raise
 
     def prompt(self) -> None:
         key, text = QUESTIONS[self.step]
-        self._echo(key not in ("password", "again"))
+        self._echo(key not in SECRET_KEYS)
         os.write(self.fd, text.encode())
 
     def feed(self) -> dict[str, str] | None:
@@ -190,7 +205,7 @@ class _Asking:
         """One line typed: kept as typed for the password (bark.conf keeps it so), without
         the blanks around it for the alias and user (which have none)."""
         key = QUESTIONS[self.step][0]
-        if key in ("password", "again"):
+        if key in SECRET_KEYS:
             os.write(self.fd, b"\n")  # the Enter the terminal did not echo
         else:
             text = text.strip(BLANKS)
@@ -217,11 +232,8 @@ class _Asking:
         return None
 
     def _echo(self, on: bool) -> None:
-        if self._saved is None:
-            return
-        attrs = termios.tcgetattr(self.fd)
-        attrs[3] = attrs[3] | termios.ECHO if on else attrs[3] & ~termios.ECHO
-        termios.tcsetattr(self.fd, termios.TCSANOW, attrs)
+        if self._saved is not None:
+            set_echo(self.fd, on)
 
     def close(self, note: str | None = None) -> None:
         """The console's modes back, and its fd closed (a console gone is only closed)."""

@@ -36,6 +36,7 @@ def advertised_port(entries: str = ENTRIES) -> int | None:
     """The port of the host's `bark.advertise-port=N` string, or None (none, or not 1..65535)."""
     for text in strings(entries):
         key, _, value = text.partition("=")
-        if key == ADVERTISE_PORT and value.isdigit() and 1 <= int(value) <= 65535:
+        if key == ADVERTISE_PORT and value.isdigit() and len(value) <= 5 and (
+                1 <= int(value) <= 65535):
             return int(value)
     return None

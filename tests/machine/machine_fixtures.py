@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 
 from maned_machine import image as stick
-from maned_machine.boot import QEMU
+from support.machine_tools import missing, qemu_missing
 from maned_machine.guest.identity import template
 
 from machine_constants import SUBNET
 
 IMAGE = os.environ.get("MANED_MACHINE_IMAGE")
-REQUIRED = os.environ.get("MANED_REQUIRE_MACHINE") == "1"
 
 
 def _missing() -> str | None:
@@ -29,8 +28,8 @@ def _missing() -> str | None:
                 "set MANED_MACHINE_IMAGE=IMAGE; .ci/run does")
     if not Path(IMAGE).is_file():
         return f"MANED_MACHINE_IMAGE={IMAGE}: no such file"
-    if shutil.which(QEMU) is None:
-        return f"{QEMU} is not installed (apt-get install qemu-system-x86 ovmf)"
+    if qemu_missing():
+        return qemu_missing()
     if shutil.which("mcopy") is None:
         return "mtools is not installed (the tests write each copy's bark.conf with mcopy)"
     return None
@@ -38,11 +37,7 @@ def _missing() -> str | None:
 
 @pytest.fixture(scope="session")
 def built() -> Path:
-    why = _missing()
-    if why and REQUIRED:
-        pytest.fail(f"MANED_REQUIRE_MACHINE=1 but {why}")
-    if why:
-        pytest.skip(why)
+    missing(_missing())
     return Path(IMAGE)
 
 

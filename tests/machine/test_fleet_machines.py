@@ -70,7 +70,7 @@ def test_two_machines_are_found_and_run_the_sweep_with_verify(private_network, s
         assert password not in run.stdout + run.stderr
     finally:
         for m in machines:
-            m.stop()
+            m.discard()
 
 
 def test_without_dhcp_the_machine_falls_back_to_its_documented_address(private_network,
@@ -96,4 +96,4 @@ def test_without_dhcp_the_machine_falls_back_to_its_documented_address(private_n
         assert probed.stdout.splitlines()[1].split()[:3] == ["bark-alone", "x86",
                                                              f"{address}:4780"], probed
     finally:
-        m.stop()
+        m.discard()

@@ -124,7 +124,7 @@ def test_a_power_cut_mid_job_then_a_reboot_serves_again(stick_copy, password, ac
         assert _http(m.port, "GET", "/api/status")[1]["jobs_running"] == 1
         m.kill()  # the power cut, mid-job
     finally:
-        m.stop()
+        m.discard()
     again = Machine(image, "bios", accel).start()
     try:
         assert again.wait_for("BOOT-COMPLETE", BOOT_S), again.serial_text()[-3000:]
@@ -133,7 +133,7 @@ def test_a_power_cut_mid_job_then_a_reboot_serves_again(stick_copy, password, ac
                                                          USER, password), verify=True)
         assert report.exit_code == 0 and report.verify.status == "PASS"
     finally:
-        again.stop()
+        again.discard()
 
 
 N = 96  # a matmul chain long enough to be running when the power goes, under emulation
@@ -144,13 +144,6 @@ HEAVY = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
          + "} return p39;\n")
 LIGHT = ("mnd::quantmax=1000;\nmnd::quantmin=-1000;\nmnd::quantres=0;\n"
          "in::x = [[1,2],[3,4]];\ncalc::lambda_flow f(x) {\n    x x matmul y =\n} return y;\n")
-
-
-def _free_udp_port() -> int:
-    import socket
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class _Screen:
@@ -197,7 +190,7 @@ def test_setup_mode_answered_at_the_terminal_of_maned_machine_boot(stick_copy, t
     from bark_vm.container import free_port
     image = stick_copy()
     secret = "typed-" + str(time.monotonic_ns())
-    port, discovery = free_port(), _free_udp_port()
+    port, discovery = free_port(), free_port(udp=True)
     master, slave = pty.openpty()
     modes, flags = termios.tcgetattr(slave), fcntl.fcntl(slave, fcntl.F_GETFL)
     proc = subprocess.Popen(
@@ -259,8 +252,9 @@ def test_the_conformance_plugin_boots_the_machine_as_its_hardware_target(stick_c
 def test_certify_boot_of_a_setup_mode_image_says_so_at_its_identity_line(
         stick_copy, accel, tmp_path, monkeypatch, capsys):
     """Issue 33, point 3: `maned-certify --boot` of a stick without identity stops at the
-    console's setup-mode line (exit 2, naming the build's identity flags and bark.conf),
-    not after the boot deadline; the report keeps the console and QEMU's messages."""
+    console's setup-mode line (exit 2, naming the build's identity flags and bark.conf;
+    that the wait stops there, not at its deadline, is test_machine_parts'); the report
+    keeps the console and QEMU's messages."""
     monkeypatch.setenv("BARK_USER", USER)
     monkeypatch.setenv("BARK_PASS", "unused")
     out = tmp_path / "report"
