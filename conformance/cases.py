@@ -32,6 +32,8 @@ from maned.diagnostics import MnError
 from maned.lang import ast
 from maned.pipeline.intake import compile_script
 
+from .malformations import EQUIVALENTS, MALFORMATIONS
+
 CASES = Path(__file__).resolve().parent / "cases"
 TARGETS = ("local", "vm", "hardware")
 ROUTED = ("vm", "hardware")
@@ -124,6 +126,11 @@ def load(path: Path, root: Path = CASES) -> Case:
                                  or not set(targets) <= set(ROUTED)):
         raise CaseError(f"{cid}: a request case (mutation) runs on {' and '.join(ROUTED)} "
                         "only and expects a refusal by the worker, or the reference's answer")
+    if mutation is not None and not (
+            (mutation in MALFORMATIONS and refused is not None)
+            or (mutation in EQUIVALENTS and refused is None)):
+        raise CaseError(f"{cid}: mutation {mutation!r} names no malformation (which needs "
+                        "`refused`) nor equivalent encoding (which has none)")
     if mutation is None and refused is not None and not isinstance(refused.code, str):
         raise CaseError(f"{cid}: a script case's refusal names the run's code (code)")
     if refused is not None and refused.by == "planning" and "hardware" in targets:

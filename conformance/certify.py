@@ -37,7 +37,7 @@ from . import report
 from .cases import CaseError, all_cases
 from .preflight import OperatorError, preflight
 from .protocol import CHECKS, golden_answered, run_protocol
-from .outcome import Outcome, not_run
+from .outcome import Outcome, check_id, not_run
 from .runner import run_case
 from .targets import CASE_DEADLINE_S, JOB_DEADLINE_S, WorkerUnderTest, url_problem
 
@@ -56,8 +56,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--job-timeout", type=float, default=JOB_DEADLINE_S, metavar="SECONDS",
                    help=f"deadline of each job (default {JOB_DEADLINE_S:g})")
     p.add_argument("--case-timeout", type=float, default=CASE_DEADLINE_S, metavar="SECONDS",
-                   help=f"deadline of a whole case, every job of it (default "
-                   f"{CASE_DEADLINE_S:g})")
+                   help=f"deadline of a whole case, every job of it, and of a protocol "
+                   f"check's wait for its async jobs (default {CASE_DEADLINE_S:g})")
     p.add_argument("--first-failure", action="store_true",
                    help="stop at the first case that does not pass")
     p.add_argument("--cases", default="", metavar="PREFIX",
@@ -224,7 +224,7 @@ def write_not_run(folder: Path, url: str, cases, why: str, seconds: float,
     """The report of a certification that asked nothing (an operator error): every check
     and case `error` "not run: WHY", no worker information, no signature."""
     info = {"alias": None, "url": url, "kind": None, "ir": None, "rf_slots": None, "ops": []}
-    outcomes = [not_run(f"protocol/{n}", f"not run: {why}") for n in CHECKS] + [
+    outcomes = [not_run(check_id(n), f"not run: {why}") for n in CHECKS] + [
         not_run(c.id, f"not run: {why}") for c in cases]
     return report.write(folder, info, cases, outcomes, seconds, replace(scope, not_run=why))
 

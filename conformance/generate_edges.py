@@ -5,6 +5,7 @@ own seeded values, called by `generate.py`."""
 import random
 
 from bark_vm.wire.constants import DTYPE_INT8, DTYPE_INT32, MAX_RANK
+from bark_vm.executor.linalg import LIMB_CHUNK, uses_limbs
 from bark_vm.wire.envelope import wire_dtype
 
 from .casewriter import (BY_WORKER, EDGES, HEAD, MAX, MIN, NOT_ROUTABLE, OUT_OF_ENVELOPE,
@@ -392,8 +393,9 @@ def matmul_edges() -> dict[str, str]:
         "matmul [2,3]·[2,3] is refused on every target (SHAPE_MISMATCH)",
         HEAD[0] + flow("a, b", "a b matmul r ="),
         {"a": _pick(rng, (2, 3)), "b": _pick(rng, (2, 3))}, **BY_WORKER)
-    m = k = n = 49  # the first cube an executor choosing by shape (bark_vm's uses_limbs)
-    out[f"ops/matmul/square_{m}x{k}x{n}.toml"] = case(  # sends to BLAS on limbs
+    # the first cube our executor sends to BLAS on limbs (bark_vm's uses_limbs: 49)
+    m = k = n = next(side for side in range(1, 1000) if uses_limbs(side, side, side))
+    out[f"ops/matmul/square_{m}x{k}x{n}.toml"] = case(
         f"matmul [{m},{k}]·[{k},{n}] over int32 edges and a seeded sample (wraps): a square "
         "product, which a worker may run on a float64 BLAS scheme, exact only if it is exact",
         HEAD[0] + flow("a, b", "a b matmul r ="),
@@ -676,7 +678,7 @@ def wide_edges() -> dict[str, str]:
         {"s": f"1x1:{MIN + 1}"})
     # Past one limb chunk of the exact BLAS path (bark_vm's LIMB_CHUNK, 2^20 terms): a
     # second chunk of three distinct terms, each a wrapping product.
-    k = 1 << 20
+    k = LIMB_CHUNK
     out["ops/matmul/inner_past_limb_chunk.toml"] = case(
         f"matmul of a [1,{k + 3}] row by a [{k + 3},1] column: an inner dimension past 2^20, "
         "so an executor that sums in chunks of 2^20 terms needs a second chunk, here of three "

@@ -83,6 +83,9 @@ ABI = {**dict.fromkeys(("v1_const_nonzero", "v1_conv2d_imm_high", "v1_pool_imm_h
        **dict.fromkeys(("v1_module_reshape", "v1_module_split", "v1_module_batchnorm"), 2)}
 
 
+FOLDERS = ("malformed", "invalid", "encodings")  # what folder() gives
+
+
 def folder(m: Malformation | Equivalent) -> str:
     """malformed: the bytes do not decode (steps 2-3); invalid: they break a rule; encodings:
     they break none."""
@@ -123,7 +126,7 @@ def case_text(name: str, m: Malformation | Equivalent) -> str:
 
 def write(root: Path = CASES) -> int:
     """Rewrite the three folders; the number of files written."""
-    for sub in ("malformed", "invalid", "encodings"):
+    for sub in FOLDERS:
         (root / sub).mkdir(parents=True, exist_ok=True)
         for old in (root / sub).glob("*.toml"):
             old.unlink()

@@ -21,6 +21,18 @@ class Outcome:
     asked: bool = True  # False: listed, but never put to the worker (an `error` saying why)
 
 
+CHECK_PREFIX = "protocol/"  # a protocol check's id is this and its name; a case's, its path
+
+
+def check_id(name: str) -> str:
+    return CHECK_PREFIX + name
+
+
+def is_check(case_id: str) -> bool:
+    """Whether the id is a protocol check's, not a case file's."""
+    return case_id.startswith(CHECK_PREFIX)
+
+
 def not_run(case: str, why: str) -> Outcome:
     """A check or case the run listed but never asked (so every report has every case)."""
     return Outcome(case, "hardware", "error", why, asked=False)

@@ -28,7 +28,7 @@ from maned.failures import DeviceFailure
 from maned.targets.http_exchange import Exchange
 from maned.targets.bounds import CONNECT_TIMEOUT_S, MAX_HEAD_BYTES
 
-from .outcome import Outcome, not_run
+from .outcome import Outcome, check_id, not_run
 
 GOLDEN_SCRIPT = """mnd::quantmax=1000;
 mnd::quantmin=-1000;
@@ -421,7 +421,7 @@ def run_protocol(host: str, port: int, user, password, deadline_s: float,
     probe, out = Probe(host, port, user, password, deadline_s, poll_limit_s), []
     probe._token = token
     for name, check in checks(probe):
-        cid = f"protocol/{name}"
+        cid = check_id(name)
         if out and out[0].status != "pass":
             out.append(not_run(cid, "not run: the worker's status failed"))
             continue
@@ -441,8 +441,8 @@ def run_protocol(host: str, port: int, user, password, deadline_s: float,
         except Exception as e:  # garbage of any shape is the worker's error, not a crash
             out.append(Outcome(cid, "hardware", "error", f"{type(e).__name__}: {e}"))
     done = {o.case for o in out}
-    out += [not_run(f"protocol/{n}", "not run: an earlier check timed out")
-            for n in CHECKS if f"protocol/{n}" not in done]
+    out += [not_run(check_id(n), "not run: an earlier check timed out")
+            for n in CHECKS if check_id(n) not in done]
     return out
 
 

@@ -16,14 +16,14 @@ from maned.diagnostics.printer import mask
 from maned.interp.kernels import family
 
 from .cases import Case
-from .outcome import STATUSES, Outcome
+from .outcome import STATUSES, Outcome, is_check
 
 REPORT, SIGNATURE, SUMMARY, JUNIT = "report.json", "signature.txt", "summary.md", "junit.xml"
 CASE_SET = "case-set"  # the signature's pseudo-case: no case file has this id
 # The layers a run asks its cases in (likeliest_first), so its first failure is the likeliest
-# cause: an op alone, then the wire's envelopes, requests and protocol, then what is built of
-# many ops (flows, goldens, ML).
-LAYERS = (("ops/",), ("envelopes/", "malformed/", "invalid/", "encodings/", "protocol/"),
+# cause: an op alone, then the wire's envelopes and requests, then what is built of many ops
+# (flows, goldens, ML). The protocol checks run before them all.
+LAYERS = (("ops/",), ("envelopes/", "malformed/", "invalid/", "encodings/"),
           ("flows/", "goldens/", "ml/"))
 
 
@@ -49,7 +49,7 @@ def case_set_digest(cases: list[Case]) -> str:
 def signature(outcomes: list[Outcome], case_set: str) -> str:
     """Over the case files only (ids are their paths, DESIGN §8), not the protocol checks."""
     doc = [[CASE_SET, case_set]] + [[o.case, o.outputs] for o in sorted(
-        outcomes, key=lambda o: o.case) if not o.case.startswith("protocol/")]
+        outcomes, key=lambda o: o.case) if not is_check(o.case)]
     canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -83,10 +83,8 @@ def cause_first(outcomes: list[Outcome]) -> list[Outcome]:
 
 def listed(outcomes: list[Outcome]) -> list[Outcome]:
     """The report's order: the protocol checks as run, then every case in id order."""
-    def check(o: Outcome) -> bool:
-        return o.case.startswith("protocol/")
-    return ([o for o in outcomes if check(o)]
-            + sorted((o for o in outcomes if not check(o)), key=lambda o: o.case))
+    return ([o for o in outcomes if is_check(o.case)]
+            + sorted((o for o in outcomes if not is_check(o.case)), key=lambda o: o.case))
 
 
 def _tables(cases: dict[str, Case], outcomes: list[Outcome]) -> dict[str, dict[str, Counter]]:
@@ -199,7 +197,7 @@ def _markdown(worker: dict, doc: dict, tables: dict, by_id: dict[str, Case],
               ", ".join(f"{c[s]} {s.replace('_', ' ')}" for s in STATUSES) + ".", ""]
     lines += [f"Signature: `{doc['signature']}` (case set `{doc['case_set'][:16]}`)"
               if doc["signature"] else f"Signature: none: {doc['why_no_signature']}.", ""]
-    protocol = [x for x in doc["cases"] if x["id"].startswith("protocol/")]
+    protocol = [x for x in doc["cases"] if is_check(x["id"])]
     if protocol:
         ok = sum(1 for x in protocol if x["status"] == "pass")
         lines += [f"Protocol: {ok} of {len(protocol)} checks passed (" +

@@ -6,7 +6,6 @@ script. `run_request` builds, sends and judges one case; nothing escapes it.
 """
 import re
 
-import maned
 from bark_vm.wire import ir
 from bark_vm.wire.constants import WorkerError
 from bark_vm.wire.envelope import decode_request, decode_result
@@ -14,6 +13,7 @@ from bark_vm.wire.ir import Module
 from maned.diagnostics import MnError
 from maned.io.cli_values import parse_value
 from maned.lowering.envelopes import encode_job
+from maned.lowering.fixtures import build_fixture
 from maned.lowering.lower import lower
 from maned.pipeline.intake import compile_script
 from maned.failures import DeviceFailure, Refused
@@ -35,15 +35,11 @@ class NotBuilt(Exception):
 
 def malformation(case) -> Malformation | Equivalent:
     """The case's malformation or equivalent encoding (NotBuilt error: neither table has
-    one of that name, or the case expects a refusal of an equivalent one or none of a
-    malformed one)."""
+    one of that name; a case file's pairing with `refused` is checked when it loads)."""
     m = MALFORMATIONS.get(case.mutation) or EQUIVALENTS.get(case.mutation)
     if m is None:
         raise NotBuilt("error", f"no malformation or equivalent encoding is named "
                        f"{case.mutation!r}")
-    if isinstance(m, Equivalent) == (case.refused is not None):
-        raise NotBuilt("error", "a malformed request case names the worker's CDP code "
-                       "(refused.cdp); an equivalent encoding's names none")
     return m
 
 
@@ -132,7 +128,8 @@ def runs_on(case, status) -> bool:
 
 def run_request(case, target: str, device) -> Outcome:
     """Build the case's request for the device's worker, send it, judge the answer: the
-    expected CDP code passes; another code, or an MNRS, fails; a transport failure or a
+    expected CDP code passes (an equivalent encoding: the reference's MNRS, byte for byte);
+    another code, or an MNRS where a refusal is due, fails; a transport failure or a
     login or protocol refusal is an error (a timeout a timeout). Never raises."""
     try:
         return _run(case, target, device)
@@ -168,28 +165,32 @@ def _run(case, target: str, device) -> Outcome:
         return outcome("fail", f"expected the worker to refuse with {want} ({rule}); it "
                        f"answered {e.code}: {e.detail}")
     if want is None:
-        return _as_the_reference(case, answer, rule, outcome)
+        return _as_the_reference(case, status, answer, rule, outcome)
     return outcome("fail", f"the worker ran a malformed request: it answered a {len(answer)}"
                    f"-byte MNRS where it must refuse with {want} ({rule})")
 
 
-def _as_the_reference(case, answer: bytes, rule: str, outcome) -> Outcome:
-    """An equivalent encoding's answer: the reference's outputs for the script, entry for
-    entry (a rank-0 output travels as [1]), every slot exact."""
-    flow = maned.run(source=case.script, base_dir=case.folder, inputs=case.inputs).flows[0]
+def _as_the_reference(case, status, answer: bytes, rule: str, outcome) -> Outcome:
+    """An equivalent encoding's answer: byte for byte the MNRS the reference gives the
+    script's flow (its status, dtype, output order and every slot)."""
+    graph, program = _flow(case)
     try:
-        entries = decode_result(answer).entries
+        _, _, want, _, local = build_fixture(program, graph, _inputs(case, graph),
+                                             case.abi or status.ir)
+    except MnError as e:
+        return outcome("error", f"the reference refuses the case's flow: {e}")
+    outputs = {graph.flow: {name: list(local[name].data) for name, _ in graph.outputs}}
+    if answer == want:
+        return outcome("pass", f"answered as the reference ({rule})", outputs)
+    try:
+        got = decode_result(answer)
+        said = (f"status {got.status}, entries {[(list(sh), list(d)) for sh, d in got.entries]}"
+                f" in dtype {got.dtype}")
     except WorkerError as e:
-        return outcome("fail", f"the worker's answer is no MNRS: {e.detail}")
-    got = {v.name: list(data) for v, (_, data) in zip(flow.outputs, entries)}
-    outputs = {flow.flow: got}
-    want = [(v.shape or (1,), v.values) for v in flow.outputs]
-    if [(tuple(shape), tuple(data)) for shape, data in entries] != want:
-        return outcome("fail", f"the worker answered {[list(d) for _, d in entries]} "
-                       f"(shapes {[list(sh) for sh, _ in entries]}) where the reference "
-                       f"computes {[list(v) for _, v in want]} (shapes "
-                       f"{[list(sh) for sh, _ in want]}) ({rule})", outputs)
-    return outcome("pass", f"answered as the reference ({rule})", outputs)
+        said = f"no MNRS ({e.detail})"
+    expected = [(list(local[n].shape or (1,)), list(local[n].data)) for n, _ in graph.outputs]
+    return outcome("fail", f"the worker answered {said} where the reference gives {expected} "
+                   f"({rule})")
 
 
 def _unasked(e: DeviceFailure) -> tuple[str, str]:

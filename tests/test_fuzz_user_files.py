@@ -1,9 +1,9 @@
 """Fuzz of the user files issue 34 gave parsers of their own: bark.conf (the machine's
 identity: mutated bytes of a written one end in an identity or the reason it cannot run a
-worker, never an exception; a keepable one reads back exactly, and build and setup mode
-refuse the others before they are written), and the mutation tool's
+worker, never an exception; a keepable one reads back exactly), and the mutation tool's
 report.json and equivalent.toml (mutated bytes end in the records or one ValueError saying
-what is wrong, and `--rejudge` in exit 0, 1 or 2 with one coded line, never a traceback).
+what is wrong, and `--rejudge`, in this process, in exit 0, 1 or 2 without an exception,
+with one coded line for a 2).
 Counts and the long mode are tests/fuzzing.py's."""
 import json
 import random
@@ -24,7 +24,8 @@ RECORD = {"id": "bark_vm/wire/ir.py:116:25:zero_minus1", "file": "bark_vm/wire/i
           "status": "killed", "case": "encodings/concat_imm_0.toml", "case_status": "fail",
           "reason": "answered as the reference", "judged": None, "seconds": 4.1}
 REPORT = json.dumps({"mutants": [RECORD, dict(RECORD, status="survived", case=None,
-                                              case_status=None, reason=None)],
+                                              case_status=None, reason=None),
+                                 dict(RECORD, case=None, case_status=None)],
                      "seconds": 9.5, "interrupted": False}).encode()
 
 
@@ -40,7 +41,7 @@ def test_mutated_bark_conf_ends_in_an_identity_or_its_reason():
         assert set(identity) <= set(FIELDS) and (why is None or isinstance(why, str))
         if n % 2 == 0 and unkeepable(values[2]) is None:  # as written: read back exactly
             assert (identity, why) == (dict(zip(FIELDS, values)), None)
-        assert parse(raw.decode("utf-8", "replace")) is not None
+        assert set(parse(raw.decode("utf-8", "replace"))) <= set(FIELDS)
 
 
 def test_mutated_mutation_reports_end_in_records_or_one_reason(tmp_path, capsys):
@@ -61,7 +62,7 @@ def test_mutated_mutation_reports_end_in_records_or_one_reason(tmp_path, capsys)
             with deadline():
                 code = cli.main(["--rejudge", str(tmp_path), "--equivalent",
                                  str(tmp_path / "judged.toml")])
-            err = capsys.readouterr().err
-            assert code in (0, 1, 2) and "Traceback" not in err
+            err = capsys.readouterr().err  # an exception would have ended the test here
+            assert code in (0, 1, 2)
             if code == 2:
                 assert err.count("\n") == 1 and err.endswith("[EUSAGE]\n"), err

@@ -156,6 +156,10 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     ('{"mutants": [{"id": 1}], "seconds": 1, "interrupted": false}',
      "report.json: mutant 0 has no valid id"),
     ('{"mutants": [7], "seconds": 1, "interrupted": false}', "report.json: mutant 0 is not a record"),
+    ('{"mutants": [{"id": "a", "file": "f", "line": 1, "col": 1, "operator": "x", "scope": "s", '
+     '"original": "o", "mutated": "m", "status": "killed", "case": null, "case_status": null, '
+     '"reason": null, "judged": null, "seconds": 1}], "seconds": 1, "interrupted": false}',
+     "report.json: mutant 0 is killed by no case and for no reason"),
     ("not json", "report.json is not JSON: "),
     (b"\xff\xfe", "report.json is not UTF-8 text"),
 ])

@@ -23,6 +23,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
+from maned.targets.bounds import MAX_DEADLINE_S
+
 from . import judgements, report
 from .mutants import DEFAULT_FILES, Mutant, enumerate_mutants, resolve_files
 from .operators import BY_NAME
@@ -30,7 +32,6 @@ from .trial import Settings, Verdict, package_dir, run_trial, snapshot
 
 PROG = "maned-mutation"
 JOBS_MAX = 32  # --jobs: mutants at once, each a worker process and a certifier
-DEADLINE_MAX_S = 86400  # --timeout, --job-timeout: one day, as maned-certify's
 USER = "mutation"
 
 
@@ -41,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="mutation-report", help="report folder (default "
                    "mutation-report)")
     p.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2, at "
-                   "most 32)")
+                   f"most {JOBS_MAX})")
     p.add_argument("--only", action="append", default=[], metavar="ID-PREFIX",
                    help="only the mutants whose id starts with it (repeatable)")
     p.add_argument("--operator", action="append", default=[], metavar="NAME",
@@ -121,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     if not 1 <= args.jobs <= JOBS_MAX:
         return _usage(f"--jobs takes 1 to {JOBS_MAX} (each job is a worker and a "
                       "certification at once)")
-    if not (0 < args.timeout <= DEADLINE_MAX_S and 0 < args.job_timeout <= DEADLINE_MAX_S):
-        return _usage(f"--timeout and --job-timeout take above 0 and at most {DEADLINE_MAX_S} "
+    if not (0 < args.timeout <= MAX_DEADLINE_S and 0 < args.job_timeout <= MAX_DEADLINE_S):
+        return _usage(f"--timeout and --job-timeout take above 0 and at most {MAX_DEADLINE_S} "
                       "seconds")
     unknown = sorted(set(args.operator) - set(BY_NAME))
     if unknown:
@@ -155,8 +156,9 @@ def _rejudge(args) -> int:
         root = package_dir().parent
         rels = sorted({r["file"] for r in records})
         every = enumerate_mutants([root / rel for rel in rels], root)
-    except OSError as e:
-        return _usage(f"--rejudge {args.rejudge}: cannot read it: {e.strerror or e}")
+    except OSError as e:  # the report, or the --equivalent file: the error names which
+        return _usage(f"--rejudge {args.rejudge}: cannot read {e.filename or 'a file'}: "
+                      f"{e.strerror or e}")
     except (ValueError, SyntaxError) as e:  # SyntaxError: a file named there is no Python
         return _usage(f"--rejudge {args.rejudge}: {e}")
     records = [report.rejudged(r, judged.reason(report.as_mutant(r))) for r in records]
@@ -181,7 +183,7 @@ def _measure(args, root: Path) -> int:
     stale = judged.stale(every, rels)
     mutants = _select(every, args)
     if not mutants:
-        return _usage("no mutant matches --only / --files")
+        return _usage("no mutant matches --only / --operator / --files")
     if args.list:
         for m in mutants:
             print(f"{m.id}\t{m.original}\t→\t{m.mutated}")

@@ -101,9 +101,10 @@ def _bool_flip(old: bool) -> Operator:
                     lambda node, site: ast.Constant(not old), "literal")
 
 
-def _statement(old: type, new: type, name: str) -> Operator:
-    """A whole statement replaced by another (no operands: break, continue, pass)."""
-    return Operator(name, old, lambda node: [None], lambda node, site: new(), "statement")
+def _statement(old: type, new: type, name: str, sites=lambda node: [None]) -> Operator:
+    """A whole statement replaced by another (no operands: break, continue, pass), where
+    `sites` says it applies."""
+    return Operator(name, old, sites, lambda node, site: new(), "statement")
 
 
 def is_stringy(node: ast.AST) -> bool:
@@ -118,9 +119,8 @@ def is_stringy(node: ast.AST) -> bool:
 def _to_pass(node_class: type) -> Operator:
     """A simple statement (an expression, an assignment, an augmented one) replaced by
     `pass`: a step of the computation left out (not one that only builds text)."""
-    return Operator(f"{node_class.__name__.lower()}_pass", node_class,
-                    lambda node: [] if is_stringy(node.value) else [None],
-                    lambda node, site: ast.Pass(), "statement")
+    return _statement(node_class, ast.Pass, f"{node_class.__name__.lower()}_pass",
+                      lambda node: [] if is_stringy(node.value) else [None])
 
 
 def _swap_args() -> Operator:

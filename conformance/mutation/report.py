@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from maned.io.files import read_text_file
 
 STATUSES = ("killed", "survived", "equivalent", "error")
+REPORT, SUMMARY = "report.json", "summary.md"
 REPORT_BYTES = 256 << 20  # a report of every mutant is a few MiB
 
 
@@ -36,7 +37,7 @@ FIELDS = {"id": str, "file": str, "line": int, "col": int, "operator": str, "sco
 def read(folder: Path) -> tuple[list[dict], float, bool]:
     """(records, seconds, interrupted) of folder/report.json, as this module wrote it:
     OSError when unreadable, ValueError saying what is wrong (never a KeyError later)."""
-    text = read_text_file(str(folder / "report.json"), REPORT_BYTES, "report.json")
+    text = read_text_file(str(folder / REPORT), REPORT_BYTES, REPORT)
     try:
         doc = json.loads(text)
     except ValueError as e:
@@ -52,6 +53,8 @@ def read(folder: Path) -> tuple[list[dict], float, bool]:
         bad = next((f for f, t in FIELDS.items() if not isinstance(r.get(f), t)), None)
         if bad or r["status"] not in STATUSES:
             raise ValueError(f"report.json: mutant {k} has no valid {bad or 'status'}")
+        if r["status"] == "killed" and not (r["case"] or r["reason"]):
+            raise ValueError(f"report.json: mutant {k} is killed by no case and for no reason")
     return doc["mutants"], float(doc["seconds"]), doc["interrupted"]
 
 
@@ -147,6 +150,6 @@ def summary(doc: dict) -> str:
 def write(out: Path, doc: dict) -> None:
     """report.json and summary.md in `out` (created)."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n",
+    (out / REPORT).write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n",
                                      encoding="utf-8")
-    (out / "summary.md").write_text(summary(doc), encoding="utf-8")
+    (out / SUMMARY).write_text(summary(doc), encoding="utf-8")

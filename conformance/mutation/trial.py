@@ -17,6 +17,8 @@ from pathlib import Path
 
 from bark_vm.container import worker_process
 
+from .. import report as certify_report
+
 # The worker's entry point: the copy first on sys.path (before the checkout or an editable
 # install), checked (bark-worker itself keeps BLAS on one thread, bark_vm/blas.py), its
 # address space bounded (a mutant that miscounts memory fails its job, not the machine).
@@ -45,6 +47,8 @@ class Settings:
     password: str
     deadline_s: float = 120.0   # one mutant, start to end
     job_timeout_s: float = 3.0  # maned-certify --job-timeout
+    case_timeout_s: float = 30.0  # maned-certify --case-timeout (the protocol checks' waits
+    # too): a stalled mutant fails a named check well within its deadline
     memory_limit: int = MEMORY_LIMIT
     suite: Path | None = None   # a snapshot() the certifier imports first
     cases: int | None = None    # how many cases a passing report must hold (the baseline's)
@@ -134,7 +138,8 @@ def _certify(url: str, work: Path, s: Settings, until: float) -> Verdict:
     with open(log, "wb") as sink:
         proc = subprocess.Popen(
             [sys.executable, "-m", "maned_conformance.certify", url, "--out", str(out),
-             "--first-failure", "--job-timeout", f"{s.job_timeout_s:g}"],
+             "--first-failure", "--job-timeout", f"{s.job_timeout_s:g}",
+             "--case-timeout", f"{s.case_timeout_s:g}"],
             env=env, cwd=str(work / "cwd"), stdin=subprocess.DEVNULL, stdout=sink,
             stderr=subprocess.STDOUT, start_new_session=True)
         try:
@@ -144,8 +149,8 @@ def _certify(url: str, work: Path, s: Settings, until: float) -> Verdict:
             proc.wait(timeout=10)
             return Verdict("killed", f"timeout: no verdict within {s.deadline_s:g} s")
     if code == 0:
-        return _passed(out / "report.json", s)
-    failure = _first_failure(out / "report.json")
+        return _passed(out / certify_report.REPORT, s)
+    failure = _first_failure(out / certify_report.REPORT)
     if code == 1 and failure is not None:
         case, status, detail = failure
         return Verdict("killed", _mask(detail, s.password)[:300], case, status)
