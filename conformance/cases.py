@@ -62,8 +62,9 @@ class Refusal:
 
     def words(self, target: str = "") -> str:
         """How a report says what was expected."""
-        if target == "local" or self.by == "planning":
-            who = "the reference" if target == "local" else "planning, before anything is sent"
+        if target in ("local", "reference") or self.by == "planning":
+            who = ("planning, before anything is sent" if target not in ("local", "reference")
+                   else "the reference")
             return f"a refusal [{self.code}] by {who}"
         return f"a refusal by the worker with {self.cdp}" + (
             f" (ABI 1: {self.cdp_abi1})" if self.cdp_abi1 else "")

@@ -1,6 +1,6 @@
 """The pytest plugin (entry point `pytest11`): the conformance options and the three target
 fixtures. Inert for any other tests: it adds options and fixtures, nothing that runs
-unless a test asks for `local`, `vm` (and `vm_abi1`, the same worker at ABI 1) or
+unless a test asks for `local` (the exact engine), `reference`, `vm` (and `vm_abi1`, the same worker at ABI 1) or
 `hardware`.
 
     --bark-vm CMD      the stdio worker for the `vm` target (default: this install's bark-vm)
@@ -23,7 +23,7 @@ from contextlib import ExitStack
 
 import pytest
 
-from .targets import LocalUnderTest, VmUnderTest, WorkerUnderTest
+from .targets import LocalUnderTest, ReferenceUnderTest, VmUnderTest, WorkerUnderTest
 
 
 def pytest_addoption(parser):
@@ -45,6 +45,11 @@ def pytest_addoption(parser):
 @pytest.fixture(scope="session")
 def local():
     return LocalUnderTest()
+
+
+@pytest.fixture(scope="session")
+def reference():
+    return ReferenceUnderTest()
 
 
 @pytest.fixture(scope="session")

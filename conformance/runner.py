@@ -1,6 +1,7 @@
 """One case on one target, judged (DESIGN §8). The target's run is the script through
-`maned.run()` with every routable flow sent to the target's device (`--require-vm`) and
-`--verify`, so the expected values are the reference's, computed in the same run; the
+`maned.run()` with every routable flow sent to the target's device (`--require-vm`), or on
+the local exact engine, and `--verify`, so the expected values are the reference's,
+computed in the same run; the `reference` target runs it on the reference alone. The
 documented goldens of a case are checked as well. Statuses:
 
     pass           every output equal, slot for slot (or refused with the expected code)
@@ -20,7 +21,7 @@ import maned
 
 from .cases import Case
 from .outcome import BROKEN, NOT_ASKED, Outcome, Status
-from .targets import CASE_DEADLINE_S, ROUTE
+from .targets import CASE_DEADLINE_S, LOCAL_TARGETS, ROUTE
 
 ABORT_GRACE_S = 5.0  # after an abort, how long the case's run gets to wind down
 
@@ -55,8 +56,10 @@ def _run(case: Case, target: str, device) -> Outcome:
         if case.mutation is not None:  # a request case: its bytes go to the worker as made
             from .requests import run_request
             return run_request(case, target, device)
+        reference = target == "reference"
         report = maned.run(source=case.script, base_dir=case.folder, inputs=case.inputs,
-                           require_vm=device is not None, verify=device is not None,
+                           require_vm=device is not None, verify=not reference,
+                           reference=reference,
                            devices={ROUTE: device} if device is not None else None)
         outcome = judge(case, target, report)
         if outcome.status == "fail" and report.verify and report.verify.status == "MISMATCH":
@@ -72,7 +75,8 @@ def _run(case: Case, target: str, device) -> Outcome:
 def first_differing_job(case: Case, routed: maned.Report) -> str | None:
     """The first job of the routed run (a round flow `fit#c0#r3`, or a flow) whose outputs
     differ from the same job in a reference run, by the jobs' output digests."""
-    local = maned.run(source=case.script, base_dir=case.folder, inputs=case.inputs)
+    local = maned.run(source=case.script, base_dir=case.folder, inputs=case.inputs,
+                      reference=True)
     reference = {j.flow: j.digest for j in local.jobs}
     for job in sorted(routed.jobs, key=lambda j: j.end):
         if job.digest is not None and reference.get(job.flow) not in (None, job.digest):
@@ -85,7 +89,7 @@ def judge(case: Case, target: str, report: maned.Report) -> Outcome:
     errors = [d for d in report.diagnostics if d.severity == "error"]
     first = errors[0] if errors else None
     causes = [d.cause for d in errors if d.cause]
-    who = "reference" if target == "local" else "worker"
+    who = {"local": "engine", "reference": "reference"}.get(target, "worker")
 
     def outcome(status: Status, detail: str = "", outs=None) -> Outcome:
         return Outcome(case.id, target, status, detail, outputs if outs is None else outs)
@@ -136,10 +140,10 @@ def _refusal(case: Case, target: str, report: maned.Report, first, outcome) -> O
         return outcome("fail", f"expected {expected}, but it ran (exit 0)")
     got = f"[{first.code}] {first.message}"
     sent = [j for j in report.jobs if j.target != "local"]
-    if target == "local" or want.by == "planning":
+    if target in LOCAL_TARGETS or want.by == "planning":
         if first.code == want.code and first.cause is None and not sent:
             return outcome("pass", f"refused [{first.code}]", {"refused": first.code})
-        if sent and target != "local":
+        if sent and target not in LOCAL_TARGETS:
             return outcome("fail", f"expected {expected}, but a request was sent: {got}")
         return outcome("error", f"expected {expected}, got another cause: {got}")
     if first.code == want.code and first.cause == want.cdp:

@@ -1,5 +1,6 @@
-"""The three targets a case runs on (DESIGN §8): the reference interpreter, a Bark VM child
-and a network (hardware) worker. A routed target lends one device to every run, so a whole
+"""The targets a case runs on (DESIGN §8, §14): the local exact engine (each of its runs
+verified against the reference), the reference interpreter alone, a Bark VM child and a
+network (hardware) worker. A routed target lends one device to every run, so a whole
 certification is one child or one worker; a child that broke is replaced for the next case,
 a worker that stopped answering fails each later case at once (its probe is kept). Each
 target can be aborted from another thread when a case overruns its deadline."""
@@ -18,10 +19,15 @@ JOB_DEADLINE_S = 20.0  # per job: a stalled target costs one case this long, not
 CASE_DEADLINE_S = 120.0  # per case, every job and round of it together
 
 
+LOCAL_TARGETS = ("local", "reference")  # a case file's `local`: run in this process
+
+
 class LocalUnderTest:
-    """The reference itself: every case runs on the local interpreter only."""
+    """The local exact engine: every case runs in this process, `--verify`ing the engine's
+    outputs against the reference's."""
 
     name = "local"
+    reference = False
 
     def device(self):
         return None
@@ -34,6 +40,13 @@ class LocalUnderTest:
 
     def close(self) -> None:
         pass
+
+
+class ReferenceUnderTest(LocalUnderTest):
+    """The reference itself (`--reference`): its refusals, and the documented goldens."""
+
+    name = "reference"
+    reference = True
 
 
 class VmUnderTest:

@@ -142,7 +142,7 @@ def test_json_of_every_example_validates(name, workdir):
 def test_json_of_a_routed_sweep_has_verify_and_job_records(workdir):
     code, doc, _ = json_run("sweep.mnd", "--verify")
     assert code == 0 and doc["verify"] == {"status": "PASS", "compared": ["fit"],
-                                           "mismatches": []}
+                                           "mismatches": [], "routed": ["fit"]}
     routed = [j for j in doc["jobs"] if "#r" in j["flow"]]
     assert {j["target"] for j in routed} == {"vm1", "vm2"}
     assert all(j["outcome"] == "ok" and j["pid"] for j in routed)
@@ -178,7 +178,7 @@ def test_json_verify_mismatch_has_its_details(workdir):
     assert code == 1
     assert doc["verify"] == {"status": "MISMATCH", "compared": ["sq"], "mismatches": [
         {"flow": "sq", "output": "r", "kind": "slot", "slot": 0, "local": 7, "routed": 8,
-         "local_shape": None, "routed_shape": None}]}
+         "local_shape": None, "routed_shape": None}], "routed": ["sq"]}
     assert doc["flows"][0]["outputs"][0]["values"] == [8, 10, 15, 22]
 
 

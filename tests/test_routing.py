@@ -67,7 +67,8 @@ def test_a_routed_result_feeds_a_local_flow(workdir):
     assert (report.exit_code, report.diagnostics, report.notes) == (0, (), ())
     assert [f.flow for f in report.flows] == ["offload", "postprocess"]
     assert report.outputs("postprocess") == {"total": maned.Tensor((1,), (134,))}
-    assert (report.verify.status, report.verify.compared) == ("PASS", ("offload",))
+    assert (report.verify.status, report.verify.compared, report.verify.routed) == (
+        "PASS", ("offload", "postprocess"), ("offload",))  # the engine's flow checked too
 
 
 def _routed(example: str, aliases: str, sweep: tuple[str, str] | None = None) -> str:
@@ -164,9 +165,13 @@ def test_require_vm_refuses_a_flow_with_local_only_ops(maned_run):
                    "(adjugate, determinant); it cannot run on the Bark VM [EPLAN]\n")
 
 
-def test_nothing_routed_says_skipped(maned_run):
+def test_nothing_routed_verifies_the_engine_and_reference_alone_says_skipped(maned_run):
     code, out, _ = maned_run("layer.mnd", "--verify")
-    assert code == 0 and out.endswith("verify: SKIPPED (no flow was routed)\n")
+    assert code == 0 and out.endswith(
+        "verify: PASS (compared local interpreter vs the local exact engine)\n")
+    code, out, _ = maned_run("layer.mnd", "--verify", "--reference")
+    assert code == 0 and out.endswith("verify: SKIPPED (no flow was routed, and --reference "
+                                      "ran every flow on the local interpreter)\n")
 
 
 def test_a_worker_that_disagrees_fails_verify(maned_run, workdir):

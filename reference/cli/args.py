@@ -12,7 +12,8 @@ from ..targets.bounds import THREADS_MAX
 from ..targets.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
 
 USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
-                 [--require-vm] [--trap-overflow] [--threads N] [--progress | --no-progress]
+                 [--require-vm] [--trap-overflow] [--reference] [--threads N]
+                 [--progress | --no-progress]
                  [--trace FILE [--trace-format jsonl|chrome]] [--json] [--out-dir DIR]
                  [--probe HOST[:PORT]]... [--no-broadcast] [--discover-timeout MS]
                  [--device http://HOST:PORT | --device local] [--device-user USER]
@@ -24,12 +25,14 @@ USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ve
   --flow NAME        run NAME and the flows that produce its parameters; print only NAME
   --in name=VALUE    set an input or flow parameter: 5, 3:1,2,3, 2x2:1,2,3,4, AxBxC:...
                      (raw integers); for a csv() input, a file path. Repeatable; last wins
-  --verify           re-run everything on the local interpreter and compare every routed
-                     output exactly
+  --verify           re-run everything on the local interpreter (the reference) and
+                     compare every output exactly: the routed ones and the local engine's
   --require-vm       send flows without @device to a Bark VM named 'vm' (Tier A round
                      flows too); a flow with a local-only op is refused
   --trap-overflow    fail at the first op result that leaves int32 instead of wrapping
                      (local runs only)
+  --reference        run the local flows on the pure-Python reference interpreter instead
+                     of the exact numpy engine (slower; the same numbers)
   --threads N        local flows run in a pool of up to N processes (default 1: inline; at
                      most {THREADS_MAX}, and never more than the run's flows and ML
                      configurations); never changes a number
@@ -89,6 +92,7 @@ class ToolOptions:
 @dataclass
 class RunOptions(ToolOptions):
     trap_overflow: bool = False
+    reference: bool = False
     threads: int = 1
     verify: bool = False
     require_vm: bool = False
@@ -194,6 +198,8 @@ def parse_args(argv: list[str]) -> RunOptions:
             opts.trap_overflow = True
         elif name == "--verify":
             opts.verify = True
+        elif name == "--reference":
+            opts.reference = True
         elif name == "--require-vm":
             opts.require_vm = True
         elif name == "--no-vm-fallback":

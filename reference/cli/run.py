@@ -65,7 +65,7 @@ def _main(argv: list[str], out, err) -> int:
     try:
         report = run(opts.script, inputs=opts.inputs, flow=opts.flow, verify=opts.verify,
                      threads=opts.threads, require_vm=opts.require_vm,
-                     trap_overflow=opts.trap_overflow, trace=trace, progress=view,
+                     trap_overflow=opts.trap_overflow, reference=opts.reference, trace=trace, progress=view,
                      probing=opts.probing, device=opts.device, out_dir=opts.out_dir)
     finally:
         view.close()

@@ -19,14 +19,14 @@ from .device_specs import DeviceSpec, deadline_of, remote_of
 class Fleet:
     def __init__(self, specs: dict[str, DeviceSpec], quant: Quant, *, trap: bool = False,
                  compiler: Compiler | None = None, devices: dict | None = None,
-                 discovery: Discovery | None = None):
-        """devices: ready-made devices for some aliases (a VM child or a CDP client that
+                 discovery: Discovery | None = None, reference: bool = False):
+        """reference: the local target runs on the reference alone (DESIGN §14). devices: ready-made devices for some aliases (a VM child or a CDP client that
         the caller keeps open across runs): used instead of the spec, and never closed.
         discovery: the plan's one discovery, shared by every `discover = true` block."""
         self.specs, self.quant = specs, quant
         self.discovery = discovery or Discovery(Probing())
         self.compiler = compiler or Compiler()
-        self._targets: dict = {LOCAL: LocalTarget(quant.quantres, trap)}
+        self._targets: dict = {LOCAL: LocalTarget(quant.quantres, trap, reference)}
         self._lent = dict(devices or {})
 
     def target(self, name: str):

@@ -145,7 +145,7 @@ class PoolLane:
         self.trace.start(job.name, self.target.name, None)
         token, blob = self._programs.of(job.graph)
         args = (evaluate_program, self._run_id, token, blob, job.name, job.inputs,
-                job.globals, self.target.quantres, self.target.trap)
+                job.globals, self.target.quantres, self.target.trap, self.target.reference)
         if self._pool is None:
             # The first submit forks the pool's processes. With the coordinator's objects
             # frozen meanwhile, the children's collector never walks (and so never copies)

@@ -58,16 +58,17 @@ class Routing:
 
 class Scheduler:
     def __init__(self, work: Workload, routing: Routing, fleet: Fleet | None = None, *,
-                 threads: int = 1, trace: Trace | None = None):
+                 threads: int = 1, trace: Trace | None = None, reference: bool = False):
         """work goes where routing says, on fleet's targets (without one, a fleet of its
-        own, closed at the end); threads: the local interpreter's pool width; trace: the
-        run's Trace, told of every job."""
+        own, closed at the end, whose local target is the reference alone with
+        `reference`); threads: the local pool's width; trace: the run's Trace, told of
+        every job."""
         self.program, self.plan, self.graphs, self.ml = (work.program, work.plan, work.graphs,
                                                          work.ml)
         self.values, self.routing, self.threads = work.values, routing, threads
         self.trace = trace or Trace()
         self._owns_fleet = fleet is None
-        self.fleet = fleet or Fleet(routing.devices, work.program.quant)
+        self.fleet = fleet or Fleet(routing.devices, work.program.quant, reference=reference)
         self.defs = definitions(work.program)
         self.position = {name: i for i, name in enumerate(self.defs)}
         self.level: dict[str, int] = {}

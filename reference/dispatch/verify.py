@@ -1,12 +1,15 @@
-"""--verify (D12, R15): the routed outputs against a whole local re-run, slot for slot. The
-verdict is data (`Verdict`); `verdict_lines` is the one place that words it."""
+"""--verify (D12, R15, DESIGN §14): the outputs of the routed targets and of the local exact
+engine against a whole re-run on the reference interpreter, slot for slot. The verdict is
+data (`Verdict`); `verdict_lines` is the one place that words it."""
 from dataclasses import dataclass
 
 from ..tensor import Tensor, shape_text
 from .scheduler import RunResult
 
 PASS = "verify: PASS (compared local interpreter vs routed targets)"
-SKIPPED = "verify: SKIPPED (no flow was routed)"
+PASS_ENGINE = "verify: PASS (compared local interpreter vs the local exact engine)"
+SKIPPED = "verify: SKIPPED (no flow was routed, and --reference ran every flow on the local " \
+    "interpreter)"
 
 
 @dataclass(frozen=True)
@@ -27,19 +30,23 @@ class Mismatch:
 
 @dataclass(frozen=True)
 class Verdict:
-    """--verify: PASS, MISMATCH or SKIPPED, the routed definitions compared, the mismatches."""
+    """--verify: PASS, MISMATCH or SKIPPED, the definitions compared (those of them that were
+    routed; the others ran on the local exact engine), the mismatches."""
 
     status: str
     compared: tuple[str, ...]
     mismatches: tuple[Mismatch, ...] = ()
+    routed: tuple[str, ...] = ()
 
 
-def compare(routed_defs: list[str], routed: RunResult, local: RunResult | None) -> Verdict:
-    """PASS, SKIPPED (nothing routed), or MISMATCH with one record per differing output."""
-    if not routed_defs:
+def compare(checked: list[str], routed_defs: list[str], routed: RunResult,
+            local: RunResult | None) -> Verdict:
+    """PASS, SKIPPED (nothing to check), or MISMATCH with one record per differing output.
+    `routed` is the run checked, `local` the reference's re-run."""
+    if not checked:
         return Verdict("SKIPPED", ())
     found = []
-    for name in routed_defs:
+    for name in checked:
         if name not in local.outputs:
             found.append(Mismatch(name, None, "missing"))
             continue
@@ -47,7 +54,8 @@ def compare(routed_defs: list[str], routed: RunResult, local: RunResult | None) 
             m = _difference(name, out, local.outputs[name][out], value)
             if m:
                 found.append(m)
-    return Verdict("MISMATCH" if found else "PASS", tuple(routed_defs), tuple(found))
+    return Verdict("MISMATCH" if found else "PASS", tuple(checked), tuple(found),
+                   tuple(n for n in checked if n in routed_defs))
 
 
 def _difference(flow: str, out: str, local: Tensor, routed: Tensor) -> Mismatch | None:
@@ -63,16 +71,17 @@ def verdict_lines(v: Verdict) -> list[str]:
     if v.status == "SKIPPED":
         return [SKIPPED]
     if v.status == "PASS":
-        return [PASS]
+        return [PASS if v.routed else PASS_ENGINE]
     lines = []
     for m in v.mismatches:
         head = f"verify: MISMATCH in flow '{m.flow}'"
+        other = "routed" if m.flow in v.routed else "engine"
         if m.kind == "missing":
             lines.append(f"{head}: the local run did not produce it")
         elif m.kind == "shape":
             lines.append(f"{head}: output '{m.output}' differs in shape: local "
-                         f"{shape_text(m.local_shape)} vs routed {shape_text(m.routed_shape)}")
+                         f"{shape_text(m.local_shape)} vs {other} {shape_text(m.routed_shape)}")
         else:
             lines.append(f"{head}: output '{m.output}' differs at slot {m.slot}: local "
-                         f"{m.local} vs routed {m.routed}")
+                         f"{m.local} vs {other} {m.routed}")
     return lines

@@ -38,11 +38,11 @@ def evaluate(graph: FlowGraph, inputs: dict[str, Tensor], globals_: dict[str, Te
         elif node.kind == "const":
             values.append(node.value)
         else:
-            values.append(_run_op(node, [values[s] for s in node.srcs], ctx, trap_overflow))
+            values.append(run_op(node, [values[s] for s in node.srcs], ctx, trap_overflow))
     return {name: values[i] for name, i in graph.outputs}
 
 
-def _run_op(node: Node, args: list[Tensor], ctx: OpContext, trap: bool) -> Tensor:
+def run_op(node: Node, args: list[Tensor], ctx: OpContext, trap: bool) -> Tensor:
     try:
         raw = KERNELS[node.op](ctx, *args, **dict(node.params))
     except OpError as e:

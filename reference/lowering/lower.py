@@ -106,6 +106,14 @@ def _refuse_node(f: str, n: Node, abi: int) -> None:
                             "a worker of ABI v2", cause="UNSUPPORTED_OP")
 
 
+def instruction(f: str, n: Node) -> Instr:
+    """An op node as the ABI v2 instruction a worker would decode, its registers the node's
+    own value ids: how the in-process engine reads the node's parameters (Refused when
+    the wire cannot carry them)."""
+    reg = {i: i for i in (n.id, *n.srcs)}
+    return _instr(f, n, reg, 2, 0)
+
+
 def _instr(f: str, n: Node, reg: dict[int, int], abi: int, level: int) -> Instr:
     dst = reg[n.id]
     if n.kind == "param" or (n.kind == "const" and hoists(n.value, abi)):

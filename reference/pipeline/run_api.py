@@ -55,6 +55,7 @@ class RunOptions:
     threads: int                 # `--threads`: the local interpreter's pool width
     require_vm: bool             # `--require-vm`: every routable flow to a device
     trap_overflow: bool          # `--trap-overflow`: wrap is an error (local only)
+    reference: bool              # `--reference`: local flows on the reference alone
     out_dir: str | None          # `--out-dir`: an existing folder this process may write into
     probing: Probing             # how `discover = true` blocks look for their workers
     device: DeviceOverride | None  # `--device`: the one target of every routed job
@@ -101,7 +102,7 @@ class _Builder:
 def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         base_dir: str | os.PathLike | None = None, inputs=None, flow: str | None = None,
         verify: bool = False, threads: int = 1, require_vm: bool = False,
-        trap_overflow: bool = False, trace=None, progress=None,
+        trap_overflow: bool = False, reference: bool = False, trace=None, progress=None,
         devices: dict | None = None, probing: Probing | None = None,
         device: DeviceOverride | None = None,
         out_dir: str | os.PathLike | None = None) -> Report:
@@ -138,6 +139,7 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         checked_out_dir = _out_dir(out_dir)  # refused before --threads is looked at
         options = RunOptions(inputs=inputs, flow=flow, verify=verify, threads=_threads(threads),
                              require_vm=require_vm, trap_overflow=trap_overflow,
+                             reference=bool(reference),
                              out_dir=checked_out_dir, probing=probing or Probing(),
                              device=device, devices=devices, trace=trace, progress=progress)
         _run(b, given, options)
@@ -206,7 +208,7 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
     if getattr(sink, "path", None) is not None:  # a trace file is none of the run's own
         refuse_clash(sink.path, "--trace", reads + written)
     fleet = Fleet(routing.devices, program.quant, trap=trap, compiler=compiler,
-                  devices=options.devices, discovery=discovery)
+                  devices=options.devices, discovery=discovery, reference=options.reference)
     fleet.spawn(routed_aliases(routing))  # D7: the children start while the run goes on
     try:
         loaded = load_inputs(program, overrides, script.folder)
@@ -241,22 +243,25 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
     b.files = [OutFile(name, path) for name, path in written]
     b.error(*errors)
     if options.verify and not result.errors and not errors:
-        b.verify = _verify(work, routing, result, options.threads, b.trace)
+        b.verify = _verify(work, routing, result, options, b.trace)
         if b.verify.status == "MISMATCH":
             b.extra_codes.append("ERUN")
 
 
-def _verify(work: Workload, routing: Routing, result: RunResult, threads: int,
+def _verify(work: Workload, routing: Routing, result: RunResult, options: RunOptions,
             trace: Trace) -> Verdict:
-    """`--verify`: the routed definitions run again, on the local interpreter alone, and
-    their printed outputs compared with the routed run's (SKIPPED when nothing was routed)."""
+    """`--verify`: the definitions that ran off the reference (routed, or on the local
+    exact engine) run again on the reference alone, and their printed outputs compared
+    with the run's (SKIPPED when nothing ran off the reference)."""
     routed = [n for n in work.plan.order if routing.flows.get(n) or routing.ml.get(n)]
-    if not routed:
-        return compare(routed, result, None)
+    checked = routed if options.reference else list(work.plan.order)
+    if not checked:
+        return compare(checked, routed, result, None)
     trace.phase(VERIFY, False)
-    local = Scheduler(work, Routing(), threads=threads).run()
+    local = Scheduler(work, Routing(), threads=options.threads, reference=True).run()
     trace.phase(VERIFY, True)
-    return compare([n for n in work.plan.printed if n in routed] or routed, result, local)
+    printed = [n for n in work.plan.printed if n in checked] or checked
+    return compare(printed, routed, result, local)
 
 
 def _status_blocks(program: ast.Program,

@@ -1,5 +1,6 @@
-"""The local interpreter as a target: a flow graph evaluated with maned.ops in this process
-(or, through `evaluate_job`, in a pool worker process)."""
+"""The local target: a flow graph evaluated in this process (or, through `evaluate_job`, in
+a pool worker process), on the exact engine (DESIGN §14) or, with `reference`, on the
+pure-Python reference alone (`--reference`, and every `--verify` re-run)."""
 import pickle
 import threading
 from collections import OrderedDict
@@ -7,15 +8,19 @@ from dataclasses import replace
 
 from ..diagnostics import Diagnostic
 from ..graph.flow_graph import FlowGraph
-from ..interp.evaluate import FAILED, evaluate
+from ..engine import evaluate as engine
+from ..interp import evaluate as interp
+from ..interp.evaluate import FAILED
 from ..catalogue import OpContext
 from ..tensor import Tensor
 from ..failures import TargetFailure
 from .target import LOCAL, Ran, TargetKind
 
 
-def evaluate_job(graph: FlowGraph, inputs, globals_, quantres: int, trap: bool):
+def evaluate_job(graph: FlowGraph, inputs, globals_, quantres: int, trap: bool,
+                 reference: bool = False):
     """One local job, picklable for a process pool: ('ok', outputs) or ('err', message)."""
+    evaluate = interp.evaluate if reference else engine.evaluate
     try:
         return "ok", evaluate(graph, inputs, globals_, OpContext(quantres), trap)
     except FAILED as e:
@@ -45,7 +50,7 @@ PROGRAMS_KEPT = 64
 
 
 def evaluate_program(run_id: str, token: int, blob: bytes, flow: str, inputs, globals_,
-                     quantres: int, trap: bool):
+                     quantres: int, trap: bool, reference: bool = False):
     """`evaluate_job` in a pool process that keeps each program it has unpickled (a round
     chain sends one program many times): the graph is `blob`, named `flow` for this job."""
     key = (run_id, token)
@@ -56,7 +61,7 @@ def evaluate_program(run_id: str, token: int, blob: bytes, flow: str, inputs, gl
             _PROGRAMS.popitem(last=False)
     else:
         _PROGRAMS.move_to_end(key)
-    return evaluate_job(replace(graph, flow=flow), inputs, globals_, quantres, trap)
+    return evaluate_job(replace(graph, flow=flow), inputs, globals_, quantres, trap, reference)
 
 
 def local_result(flow: str, got) -> dict[str, Tensor]:
@@ -73,8 +78,8 @@ class LocalTarget:
     pid = None
     sync_limit = None  # answers in the same call, whatever the size
 
-    def __init__(self, quantres: int, trap: bool = False):
-        self.quantres, self.trap = quantres, trap
+    def __init__(self, quantres: int, trap: bool = False, reference: bool = False):
+        self.quantres, self.trap, self.reference = quantres, trap, reference
 
     def open(self) -> None:
         return None
@@ -93,7 +98,8 @@ class LocalTarget:
             on_start=None) -> Ran:
         if on_start:
             on_start()
-        got = evaluate_job(graph, inputs, globals_ or {}, self.quantres, self.trap)
+        got = evaluate_job(graph, inputs, globals_ or {}, self.quantres, self.trap,
+                           self.reference)
         return Ran(local_result(graph.flow, got))  # nothing travels
 
     def close(self) -> None:
