@@ -115,3 +115,57 @@ def test_a_relative_out_dir_is_taken_from_the_working_folder(maned_run, workdir,
     assert "out::scaled -> results/scaled.csv" in out.splitlines()
     assert (tmp_path / "here" / "results" / "scaled.csv").exists()
     assert not (workdir / "scaled.csv").exists()
+
+
+# --- a table read in one pass ---------------------------------------------------------------
+from hypothesis import settings  # noqa: E402
+
+from maned.io.csvfile import _in_one_pass, _row_by_row  # noqa: E402
+
+
+@st.composite
+def tables(draw):
+    """(lines, quant, plain): a CSV's lines, now and then with a header, a ragged row, an
+    exponent, an empty cell or a value past the clamp bounds; plain when it has none."""
+    quantres = draw(st.integers(0, 4))
+    bound = draw(st.integers(1, 10 ** 5))
+    quant = Quant(bound, -bound, quantres)
+    width, rows = draw(st.integers(1, 4)), draw(st.integers(1, 6))
+
+    def cell():
+        whole = draw(st.integers(0, bound + 2))
+        frac = draw(st.text("0123456789", max_size=6))
+        sign = draw(st.sampled_from(["", "-", "+"]))
+        return draw(st.sampled_from(["", " ", "\t"])) + sign + str(whole) + (
+            "." + frac if frac or draw(st.booleans()) else "")
+    lines = [",".join(cell() for _ in range(width)) for _ in range(rows)]
+    quirk = draw(st.sampled_from([None] * 4 + ["header", "ragged", "exponent", "empty"]))
+    if quirk == "header":
+        lines.insert(0, ",".join(["x"] * width))
+    elif quirk == "ragged":
+        lines[-1] += ",1"
+    elif quirk == "exponent":
+        lines[0] = "1.5e2" + lines[0][lines[0].find(","):] if width > 1 else "1.5e2"
+    elif quirk == "empty":
+        lines[0] = "," * (width - 1)
+    return lines, quant, quirk in (None, "header")
+
+
+def _read(read, lines, quant):
+    try:
+        return read(lines, "t.csv", quant)
+    except MnError as e:
+        return [(d.code, d.message) for d in e.diagnostics]
+
+
+@settings(max_examples=400, deadline=None)
+@given(tables())
+def test_a_table_read_in_one_pass_is_what_its_rows_read(table):
+    lines, quant, plain = table
+    fast, slow = _read(_in_one_pass, lines, quant), _read(_row_by_row, lines, quant)
+    if fast is not None:
+        assert fast == slow
+    if plain and fast is None:  # only a value near a clamp bound leaves the one pass
+        s = 10 ** quant.quantres
+        assert isinstance(slow, list) or any(
+            not quant.quantmin * s + 1 < v < quant.quantmax * s - 1 for v in slow.tensor.data)

@@ -1,4 +1,6 @@
 """The lexer: token classes, glued signs, qualified names, positions and lexical errors."""
+import re
+
 import pytest
 
 from maned.diagnostics import Pos
@@ -66,3 +68,74 @@ def test_lexical_errors(text, pos, fragment):
     d = diags[0]
     assert (d.code, d.pos) == ("EPARSE", pos) and fragment in d.message
     assert any(t.kind == "BAD" for t in toks)
+
+
+# --- an in:: tensor literal read in one pass ------------------------------------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from maned.lang.decls import input_value, _tokens_of  # noqa: E402
+from maned.lang.literals import Cursor, parse_tensor  # noqa: E402
+from maned.diagnostics import MnError  # noqa: E402
+
+
+@st.composite
+def literal_texts(draw):
+    """A tensor literal's text: rectangular or ragged, values in or past int32, blanks and
+    line breaks anywhere a literal may have them, and now and then a form only the tokens
+    read (a float, a leading zero, a trailing comma, a comment, an empty row)."""
+    value = st.one_of(st.integers(-2 ** 31, 2 ** 31 - 1), st.integers(-2 ** 40, 2 ** 40))
+    blank = st.sampled_from(["", "", " ", "\n", " \n  ", "\t"])
+
+    def build(shape):
+        if not shape:
+            return str(draw(value))
+        n = shape[0] + (1 if len(shape) > 1 and draw(st.integers(0, 9)) == 0 else 0)
+        parts = [build(shape[1:]) for _ in range(n)]
+        return "[" + draw(blank) + ("," + draw(blank)).join(parts) + draw(blank) + "]"
+    text = build(draw(st.lists(st.integers(1, 3), min_size=1, max_size=4)))
+    quirk = draw(st.sampled_from([None] * 6 + ["1.5", "01", ",]", "# c\n", "[]"]))
+    if quirk:
+        at = draw(st.integers(1, len(text) - 1))
+        text = text[:at] + quirk + text[at:]
+    return text
+
+
+def _read_as_tokens(tokens):
+    try:
+        lit = parse_tensor(Cursor(tokens))
+        return lit.pos, lit.shape, lit.data
+    except MnError as e:
+        return [(d.code, d.message, d.pos) for d in e.diagnostics]
+
+
+@settings(max_examples=400, deadline=None)
+@given(literal_texts())
+def test_a_literal_read_in_one_pass_is_what_its_tokens_read(text):
+    source = "in::x = " + text + ";\nin::y = 1.5;"
+    toks, diags = tokenize(source)
+    if diags:  # a character no token takes: never one pass
+        assert "TENSOR" not in [t.kind for t in toks]
+        return
+    head = next(i for i, t in enumerate(toks) if t.kind == "=") + 1
+    fast = toks[head]
+    end = next(i for i, t in enumerate(toks) if t.kind == ";")
+    tokens = _tokens_of(fast) if fast.kind == "TENSOR" else [
+        t for t in toks[head:end] if t.kind != "NEWLINE"]
+    slow = _read_as_tokens(tokens)
+    if fast.kind == "TENSOR":  # one pass: exactly what the tokens give
+        assert slow == (fast.pos, *fast.value)
+        lit = input_value("x", [fast])
+        assert (lit.pos, lit.shape, lit.data) == slow
+    elif isinstance(slow, tuple):  # the tokens read it: a comment, or a leading zero
+        assert "#" in text or re.search(r"(?<![0-9])0[0-9]", text), text
+    # the item after the literal is where the tokens would put it
+    after = toks[end + 1:]
+    y = next(t for t in after if t.kind == "FLOAT")
+    assert y.pos == Pos(2 + text.count("\n"), 9)
+
+
+def test_a_literal_that_is_not_the_whole_initializer_is_read_as_tokens():
+    from maned.lang.parser import parse
+    _, diags = parse("mnd::quantmax=10;\nmnd::quantmin=-10;\nmnd::quantres=0;\n"
+                     "in::x = [1, 2] [3];\n")
+    assert [(d.code, d.pos) for d in diags] == [("EPARSE", Pos(4, 9))]

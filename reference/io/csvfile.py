@@ -1,14 +1,15 @@
 """CSV in and out (R10, R45): Decimal cells through the quantizer, never floats."""
 import re
 from dataclasses import dataclass
-from decimal import Decimal
 
 from ..diagnostics import Diagnostic, MnError
 from ..lang.ast import Quant
-from ..numeric.int32 import fits32
+from ..numeric.int32 import INT32_MAX, INT32_MIN, fits32
 from ..tensor import Tensor
 from .files import decode_utf8, read_bytes
-from .quant import decode, encode
+from decimal import Decimal
+
+from .quant import decode, encode, encode_plain
 
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,6})?")
 
@@ -36,6 +37,29 @@ def parse_csv(text: str, shown: str, quant: Quant) -> CsvRead:
     lines = text.replace("\r\n", "\n").split("\n")
     while lines and not lines[-1].strip():
         lines.pop()
+    return _in_one_pass(lines, shown, quant) or _row_by_row(lines, shown, quant)
+
+
+def _in_one_pass(lines: list[str], shown: str, quant: Quant) -> CsvRead | None:
+    """The whole table at once when every data row has one width and every cell is a plain
+    decimal clear of the clamp bounds and inside int32; None for anything else, which
+    `_row_by_row` reads and words."""
+    notes = []
+    if lines and any(c and not _NUMBER.fullmatch(c) for c in
+                     (c.strip() for c in lines[0].split(","))):
+        notes.append(f"'{shown}' line 1 is a header; skipped")
+        lines = lines[1:]
+    commas = {line.count(",") for line in lines}
+    if len(commas) != 1:
+        return None
+    values = encode_plain([c.strip() for c in ",".join(lines).split(",")], quant)
+    if values is None or not all(INT32_MIN <= v <= INT32_MAX for v in (min(values),
+                                                                          max(values))):
+        return None
+    return CsvRead(Tensor((len(lines), commas.pop() + 1), tuple(values)), tuple(notes))
+
+
+def _row_by_row(lines: list[str], shown: str, quant: Quant) -> CsvRead:
     notes, rows, width, clamps = [], [], None, 0
     for n, line in enumerate(lines, start=1):
         cells = line.split(",")

@@ -6,7 +6,7 @@ from . import names
 from .ast import (CtorInput, DeviceField, EnvRef, FileInput, InputDecl, LiteralInput, Num,
                   OutputDecl, StatusDecl)
 from .body import reserved_reason
-from .lexer import Token
+from .lexer import Token, tokenize
 from .literals import Cursor, describe, fail, float_error, int_value, parse_tensor
 
 
@@ -33,7 +33,14 @@ def input_decl(toks: list[Token], flows) -> InputDecl:
 
 
 def input_value(name: str, vals: list[Token]):
-    first, last = vals[0], vals[-1]
+    first = vals[0]
+    if first.kind == "TENSOR":
+        if len(vals) == 1:  # read by the lexer in one pass
+            shape, data = first.value
+            return LiteralInput(first.pos, shape, data)
+        vals = _tokens_of(first) + vals[1:]  # not the whole value: read as tokens
+        first = vals[0]
+    last = vals[-1]
     if len(vals) == 1 and first.kind == "INT":
         return LiteralInput(first.pos, (), (int_value(first),))
     if len(vals) == 1 and first.kind == "FLOAT":
@@ -126,6 +133,13 @@ def status_decl(toks: list[Token]) -> StatusDecl:
     if not is_alias(alias) or len(toks) > 1:
         fail(toks[1] if len(toks) > 1 else head, "expected 'status::alias;'")
     return StatusDecl(head.pos, alias)
+
+
+def _tokens_of(tensor: Token) -> list[Token]:
+    """A TENSOR token as the tokens it stands for, at their own positions."""
+    line, col = tensor.pos.line, tensor.pos.col
+    tokens, _ = tokenize("\n" * (line - 1) + " " * (col - 1) + tensor.text)
+    return [t for t in tokens if t.kind not in ("NEWLINE", "EOF")]
 
 
 def _closes_at_end(vals: list[Token]) -> bool:

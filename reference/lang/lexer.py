@@ -3,10 +3,18 @@
 Qualified and dotted names (`mnd::quantmax`, `calc::ml::svm`, `tensor.init`, `r.eigenvalues`)
 are one NAME token; the parser splits them. Bad characters become BAD tokens plus a
 diagnostic, so the parser can skip the item without reporting it twice.
+
+An `in::NAME =` initializer that is a well-formed tensor literal of integers is read in one
+pass into one TENSOR token holding its shape and values (`value`); anything else about it
+(a float, a ragged row, a value outside int32, a comment inside) is left to the tokens and
+the parser's literal reader, which say what is wrong where.
 """
+import json
+import re
 from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic, Pos
+from ..numeric.int32 import INT32_MAX, INT32_MIN
 
 # Token kinds: NAME INT FLOAT STRING AT CMP ARROW NEWLINE BAD EOF, and each punctuation
 # character `{ } [ ] ( ) : , ; =` as its own kind.
@@ -17,6 +25,9 @@ _IDENT = _LETTERS | _DIGITS
 _SPACE = frozenset(" \t\r\f\v")
 _CMP2 = ("==", ">=", "<=", "!=")
 _MAX_DIGITS = 30  # longer literals are kept as text only (never converted)
+MAX_NESTING = 16  # tensor-literal bracket depth
+_PLAIN = re.compile(r"\[[0-9,\[\] \t\r\n-]*")  # what a plain tensor literal is made of
+_BRACKETS = re.compile(r"[\[\]]")
 
 
 @dataclass(frozen=True)
@@ -106,6 +117,8 @@ class _Lexer:
             elif c in "<>":
                 self.emit("CMP", c, self.pos())
                 self.advance()
+            elif c == "[" and self.initializer() and self.tensor():
+                pass
             elif c in PUNCT:
                 self.emit(c, c, self.pos())
                 self.advance()
@@ -141,6 +154,41 @@ class _Lexer:
                 continue
             break
         self.emit("NAME", s[start:self.i], pos)
+
+    def initializer(self) -> bool:
+        """Whether the next token starts an `in::NAME =` initializer."""
+        t = self.tokens
+        return len(t) >= 2 and t[-1].kind == "=" and t[-2].kind == "NAME" and \
+            t[-2].text.startswith("in::")
+
+    def tensor(self) -> bool:
+        """A plain tensor literal as one TENSOR token; False (nothing read) otherwise."""
+        s, start = self.s, self.i
+        run = _PLAIN.match(s, start)
+        depth = deepest = 0
+        for m in _BRACKETS.finditer(s, start, run.end()):
+            depth += 1 if m.group() == "[" else -1
+            deepest = max(deepest, depth)
+            if depth == 0:
+                break
+        if depth or deepest > MAX_NESTING:
+            return False
+        text = s[start:m.end()]
+        try:
+            read = plain_tensor(json.loads(text))
+        except ValueError:  # not JSON's integers (`01`, `- 1`, `[1,]`): the tokens say why
+            return False
+        if read is None:
+            return False
+        self.emit("TENSOR", text, self.pos(), read)
+        lines = text.count("\n")
+        self.i += len(text)
+        if lines:
+            self.line += lines
+            self.col = len(text) - text.rfind("\n")
+        else:
+            self.col += len(text)
+        return True
 
     def number(self) -> None:
         s, pos, start = self.s, self.pos(), self.i
@@ -182,6 +230,29 @@ class _Lexer:
 
     def _is_bad(self, c: str) -> bool:
         return not (c in _IDENT or c in _SPACE or c in PUNCT or c in "\n#\"'@<>!-")
+
+
+def plain_tensor(value) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(shape, row-major values) of nested lists that are a rectangular, non-empty tensor of
+    int32 integers; None otherwise."""
+    shape, v = [], value
+    while isinstance(v, list):
+        if not v:
+            return None
+        shape.append(len(v))
+        v = v[0]
+    level = [value]
+    for d in shape:
+        flat: list = []
+        for x in level:
+            if type(x) is not list or len(x) != d:
+                return None
+            flat.extend(x)
+        level = flat
+    if not all(type(x) is int for x in level) or min(level) < INT32_MIN or max(
+            level) > INT32_MAX:
+        return None
+    return tuple(shape), tuple(level)
 
 
 def tokenize(text: str) -> tuple[list[Token], list[Diagnostic]]:

@@ -3,9 +3,7 @@ tensor literals, object parameters and decorators."""
 from ..diagnostics import Diagnostic, MnError, Pos
 from ..numeric.int32 import INT32_MAX, INT32_MIN, fits32
 from .ast import Decorator, ObjEntry, TensorLit
-from .lexer import Token
-
-MAX_NESTING = 16  # tensor-literal bracket depth
+from .lexer import MAX_NESTING, Token
 
 
 def stop(code: str, message: str, pos: Pos | None, resume: int | None = None) -> MnError:
