@@ -8,12 +8,12 @@ from dataclasses import replace
 
 from bark_vm.blas import BLAS_THREADS
 
-from . import BLAS_PINNED_IN_TIME, chains, fleet, kernels, metg, roundtrip, stages, sweeps
+from . import BLAS_PINNED_IN_TIME, chains, fleet, kernels, local, metg, roundtrip, stages, sweeps
 from .contention import Probe
 from .figures import Figure
 from .timing import slowed
 
-FAMILIES = {"roundtrip": roundtrip.measure, "rounds": stages.measure,
+FAMILIES = {"local": local.measure, "roundtrip": roundtrip.measure, "rounds": stages.measure,
             "chain": chains.measure, "sweep": sweeps.measure, "kernel": kernels.measure,
             "metg": metg.measure, "fleet": fleet.measure}
 SCALES = ("smoke", "full")

@@ -35,9 +35,11 @@ class Samples:
         return statistics.median(self.seconds)
 
 
-def alternate(sides: dict, reps: int, warmup: int = 1) -> dict[str, Samples]:
+def alternate(sides: dict, reps: int, warmup: int = 1,
+              clock=time.perf_counter) -> dict[str, Samples]:
     """Each side (a callable) once per repetition, in turn, the order rotated every
-    repetition so no side always runs first; `warmup` untimed rounds before."""
+    repetition so no side always runs first; `warmup` untimed rounds before. `clock` reads
+    the seconds a side takes (wall time; the children's CPU time for process sides)."""
     names = list(sides)
     for _ in range(warmup):
         for name in names:
@@ -45,11 +47,14 @@ def alternate(sides: dict, reps: int, warmup: int = 1) -> dict[str, Samples]:
     taken: dict[str, list[float]] = {n: [] for n in names}
     for r in range(reps):
         for name in names[r % len(names):] + names[:r % len(names)]:
-            t0 = time.perf_counter()
+            t0, w0 = clock(), time.perf_counter()
             sides[name]()
-            if name in _slowed:
-                time.sleep((_slowed[name] - 1) * (time.perf_counter() - t0))
-            taken[name].append(time.perf_counter() - t0)
+            if name in _slowed:  # slept inside the span: wall time; CPU time is charged
+                spent = clock() - t0
+                time.sleep((_slowed[name] - 1) * (time.perf_counter() - w0))
+                taken[name].append(spent * _slowed[name])
+            else:
+                taken[name].append(clock() - t0)
     return {n: Samples(tuple(s)) for n, s in taken.items()}
 
 

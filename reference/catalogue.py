@@ -155,3 +155,10 @@ BY_NAME: dict[str, OpSpec] = {op.name: op for op in OPS}
 def lookup(spelling: str) -> OpSpec | None:
     """The op a source spelling names (`elemwise_add`, `>`, `tensor.init`), or None."""
     return BY_SPELLING.get(spelling)
+
+
+def axis_of(op: str, params: dict):
+    """The axis an op works along: its `axis` parameter, else its catalogue default (concat
+    and split default to 0; the reductions and softmax to None, the whole value)."""
+    spec = BY_NAME[op]
+    return params.get("axis", spec.default("axis")) if "axis" in spec.params else None

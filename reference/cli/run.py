@@ -18,7 +18,6 @@ from ..io.files import open_for_writing
 from ..pipeline.report import DiagnosticRecord, Report
 from ..pipeline.run_api import run
 from ..tensor import format_value
-from . import device_listing
 from ..dispatch.trace_export import chrome_trace
 from .args import USAGE, parse_args
 from ..interrupts import EXIT_INTERRUPTED, say
@@ -45,6 +44,7 @@ def main(argv: list[str], out=None, err=None) -> int:
 
 def _main(argv: list[str], out, err) -> int:
     if argv[:1] == ["devices"]:
+        from . import device_listing
         return device_listing.main(argv[1:], out, err)
     try:
         opts = parse_args(argv)

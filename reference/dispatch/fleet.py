@@ -1,40 +1,54 @@
 """The targets of one run, each created once at first use (one probe per device per run):
-the local interpreter, a Bark VM child for `host = "local"`, a CDP client for a network
-worker; the routed ones share the run's compile cache."""
+the local target, a Bark VM child for `host = "local"`, a CDP client for a network worker;
+the routed ones share the run's compile cache. The routing stack (devices, discovery, the
+compiler) is imported with the first routed target: a local run never loads it."""
 import threading
 import time
 
 from ..lang.ast import Quant
-from ..lowering.compiled import Compiler
-from ..targets.discovery import Discovery, Probing
 from ..targets.local import LocalTarget
-from ..targets.routed import RoutedTarget
 from ..targets.bounds import CLOSE_GRACE_S, SIGNAL_CHECK_S
 from ..targets.target import LOCAL
-from ..targets.vm import vm_command
-from .device_factory import VmChild, open_device
-from .device_specs import DeviceSpec, deadline_of, remote_of
 
 
 class Fleet:
-    def __init__(self, specs: dict[str, DeviceSpec], quant: Quant, *, trap: bool = False,
-                 compiler: Compiler | None = None, devices: dict | None = None,
-                 discovery: Discovery | None = None, reference: bool = False):
+    def __init__(self, specs: dict, quant: Quant, *, trap: bool = False,
+                 compiler=None, devices: dict | None = None, discovery=None,
+                 reference: bool = False):
         """reference: the local target runs on the reference alone (DESIGN §14). devices: ready-made devices for some aliases (a VM child or a CDP client that
         the caller keeps open across runs): used instead of the spec, and never closed.
         discovery: the plan's one discovery, shared by every `discover = true` block."""
-        self.specs, self.quant = specs, quant
-        self.discovery = discovery or Discovery(Probing())
-        self.compiler = compiler or Compiler()
+        self.specs, self.quant = specs, quant  # specs: alias -> DeviceSpec
+        self._discovery, self._compiler = discovery, compiler  # the run's, or made here
         self._targets: dict = {LOCAL: LocalTarget(quant.quantres, trap, reference)}
         self._lent = dict(devices or {})
 
+    @property
+    def discovery(self):
+        if self._discovery is None:
+            from ..targets.discovery import Discovery, Probing
+            self._discovery = Discovery(Probing())
+        return self._discovery
+
+    @property
+    def compiler(self):
+        if self._compiler is None:
+            from ..lowering.compiled import Compiler
+            self._compiler = Compiler()
+        return self._compiler
+
     def target(self, name: str):
-        """The target a job routed to `name` runs on (LOCAL: the interpreter)."""
-        if name not in self._targets and name in self._lent:
+        """The target a job routed to `name` runs on (LOCAL: the local target)."""
+        if name in self._targets:
+            return self._targets[name]
+        from ..targets.routed import RoutedTarget
+        from ..targets.vm import vm_command
+        from .device_factory import VmChild, open_device
+        from .device_specs import deadline_of, remote_of
+        if name in self._lent:
             self._targets[name] = RoutedTarget(self._lent[name], "lent", self.quant,
                                                self.compiler)
-        if name not in self._targets:
+        else:
             spec = self.specs[name]
             deadline = deadline_of(spec)
             where = (VmChild(tuple(vm_command(name, spec.fields))) if spec.kind == "vm"

@@ -6,12 +6,9 @@ through `report(job, outputs, error)`, and writes the job's trace records: start
 job is sent, end when it is answered."""
 import gc
 import heapq
-import multiprocessing
 import os
 import signal
 import threading
-import uuid
-from concurrent.futures import ProcessPoolExecutor
 
 from ..diagnostics import Diagnostic
 from ..diagnostics.printer import run_line
@@ -21,9 +18,14 @@ from ..interrupts import deferred
 from .job import Job
 from .trace import Trace
 
-# The pool's processes are forked (their inherited pages untouched, see submit), and so
-# children of this one: what _terminate checks before it signals a pid.
-_FORK = multiprocessing.get_context("fork")
+
+
+def _fork():
+    """The pool's processes are forked (their inherited pages untouched, see submit), and
+    so children of this one: what _terminate checks before it signals a pid. Imported on
+    the first pool: a run with --threads 1 never loads multiprocessing."""
+    import multiprocessing
+    return multiprocessing.get_context("fork")
 
 
 def run_on(target, job: Job, trace: Trace):
@@ -133,11 +135,12 @@ class PoolLane:
 
     def __init__(self, target, trace: Trace, report, threads: int):
         self.target, self.trace, self.report, self.threads = target, trace, report, threads
-        self._pool: ProcessPoolExecutor | None = None
+        import uuid
+        self._pool = None  # a ProcessPoolExecutor, from the first submit
         # Each pool process writes its pid here as it starts, unless the lane is stopping,
         # in which case it exits at once: abort() raises the flag, then ends those it finds.
-        self._pids = _FORK.Array("i", threads)
-        self._stopping = _FORK.Value("b", 0)
+        self._pids = _fork().Array("i", threads)
+        self._stopping = _fork().Value("b", 0)
         self._programs = PickledPrograms()
         self._run_id = uuid.uuid4().hex  # a pool process's programs are this run's only
 
@@ -153,8 +156,9 @@ class PoolLane:
             gc.freeze()
             try:
                 with deferred():
+                    from concurrent.futures import ProcessPoolExecutor
                     self._pool = ProcessPoolExecutor(
-                        max_workers=self.threads, mp_context=_FORK, initializer=_note_pid,
+                        max_workers=self.threads, mp_context=_fork(), initializer=_note_pid,
                         initargs=(self._pids, self._stopping))
                     future = self._pool.submit(*args)
             finally:

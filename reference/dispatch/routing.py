@@ -7,11 +7,8 @@ from ..diagnostics import Diagnostic, MnError
 from ..graph.flow_graph import FlowGraph
 from ..lang import ast
 from ..lang.names import suggest
-from ..ml.algorithms import is_tier_a
 from ..catalogue import BY_NAME
 from ..failures import DeviceFailure, Refused
-from ..lowering.compiled import Compiler, interpreter_refusal
-from ..targets.discovery import Discovery, Probing
 from ..targets.target import LOCAL
 from .device_specs import (FORCED_ALIAS, VM_ALIAS, DeviceSpec, deadline_of, device_specs,
                       pool_members, pools, remote_of)
@@ -30,18 +27,17 @@ def _refuse(msg: str, code: str = "EPLAN") -> MnError:
 
 
 def resolve_routing(program: ast.Program, plan: Plan, graphs: dict[str, FlowGraph],
-                    ml: dict, require_vm: bool, compiler: Compiler | None = None,
-                    forced: DeviceSpec | None = None,
-                    discovery: Discovery | None = None) -> Routing:
+                    ml: dict, require_vm: bool, compiler=None,
+                    forced: DeviceSpec | None = None, discovery=None) -> Routing:
     """Where each planned definition runs; every routed user flow is also lowered at the
     default ABI, so that what cannot be routed at all is refused before anything runs.
     forced: the `--device` target, which takes every user flow and Tier A round whatever
     its @device says (init and epilogue stay local, R29). discovery: the plan's one
-    discovery, which a pool alias needs now: its members are the aliases it stands for."""
-    compiler = compiler or Compiler()
+    discovery, which a pool alias needs now: its members are the aliases it stands for.
+    compiler: the run's Compiler (one is made when a flow is routed and none was given)."""
     specs = device_specs(program)
     routing = Routing(devices=dict(specs))
-    members = _Pools(specs, routing.devices, discovery or Discovery(Probing()))
+    members = _Pools(specs, routing.devices, discovery)
     if require_vm and forced is None:
         routing.devices[VM_ALIAS] = DeviceSpec(VM_ALIAS, "vm", {})
     default, flag = None, None
@@ -73,6 +69,9 @@ def resolve_routing(program: ast.Program, plan: Plan, graphs: dict[str, FlowGrap
                 raise _refuse(TWO_ALIASES.format(flow=name, n=len(aliases)))
             alias = aliases[0] if aliases else default
             if alias:
+                if compiler is None:
+                    from ..lowering.compiled import Compiler
+                    compiler = Compiler()
                 _check_routable(graphs[name], None if aliases else flag, compiler)
             routing.flows[name] = alias
     return routing
@@ -84,7 +83,7 @@ class _Pools:
     configuration, on the first member."""
 
     def __init__(self, specs: dict[str, DeviceSpec], devices: dict[str, DeviceSpec],
-                 discovery: Discovery):
+                 discovery):
         self.specs, self.devices, self.discovery = specs, devices, discovery
         self._members: dict[str, list[str]] = {}
 
@@ -100,6 +99,9 @@ class _Pools:
 
     def _of(self, alias: str) -> list[str]:
         if alias not in self._members:
+            if self.discovery is None:
+                from ..targets.discovery import Discovery, Probing
+                self.discovery = Discovery(Probing())
             try:
                 found = self.discovery.found()
             except Refused as e:
@@ -124,6 +126,7 @@ class _Pools:
 
 
 def _ml_route(d: ast.MLDef, configs: list, aliases: list[str], default: str | None) -> tuple:
+    from ..ml.algorithms import is_tier_a
     if not is_tier_a(d.algo):
         return ()  # Tier B is coordinator-only (its @device is E027 already)
     if len(aliases) > 1 and len(configs) == 1:
@@ -142,7 +145,7 @@ def _misplaced_device(flow: ast.FlowDef) -> None:
                       "nothing; write @device(alias) between the flow's ')' and '{'")
 
 
-def _check_routable(graph: FlowGraph, flag: str | None, compiler: Compiler) -> None:
+def _check_routable(graph: FlowGraph, flag: str | None, compiler) -> None:
     """Compile-time refusals of a routed flow (globals, ops with no opcode, the caps), at
     the ABI a Bark worker speaks by default; a device of another ABI lowers it again when
     its job runs (and refuses it there, naming the flow). `flag`: the option that sent a
@@ -154,6 +157,7 @@ def _check_routable(graph: FlowGraph, flag: str | None, compiler: Compiler) -> N
             where = "the Bark VM" if flag == "--require-vm" else "a worker"
             raise _refuse(f"{flag}: flow '{graph.flow}' uses ops with no binary-IR "
                           f"opcode ({', '.join(local)}); it cannot run on {where}")
+    from ..lowering.compiled import interpreter_refusal
     if interpreter_refusal(graph):
         return  # refused when its job runs, in the interpreter's words, as locally
     try:

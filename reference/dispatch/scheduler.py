@@ -14,11 +14,9 @@ from ..lang import ast
 from ..targets import bounds
 from ..targets.target import LOCAL
 from ..tensor import Tensor
-from .device_specs import DeviceSpec
 from .fleet import Fleet
 from .job import Job
 from .lanes import PoolLane, SerialLane
-from .ml_run import MlDefinition, MlRun, Placement
 from .plan import Plan, definitions
 from .trace import Trace
 
@@ -49,7 +47,7 @@ class Routing:
 
     flows: dict[str, str | None] = field(default_factory=dict)
     ml: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    devices: dict[str, DeviceSpec] = field(default_factory=dict)
+    devices: dict = field(default_factory=dict)  # alias -> DeviceSpec
 
     @property
     def any(self) -> bool:
@@ -202,6 +200,7 @@ class Scheduler:
         finish = (lambda out, err: self._finish(name, out, err))
         if isinstance(d, ast.MLDef):
             definition, configs = self.ml[name]
+            from .ml_run import MlDefinition, MlRun, Placement  # the ML stack, when used
             MlRun(MlDefinition(definition, tuple(configs), self.program.quant.quantres),
                   inputs, Placement(self.routing.ml.get(name, ()), self.level[name],
                                     self.position[name]), self, finish).start()

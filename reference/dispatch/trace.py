@@ -1,7 +1,6 @@
 """Observability (R32): every job's start and end as they happen. Each event goes to a sink
 (the CLI's `--trace FILE` writes one JSON line per event, flushed at once), each finished
 job to a progress callback, and every job becomes a timing record of the report."""
-import hashlib
 import json
 import threading
 import time
@@ -32,6 +31,7 @@ def outputs_digest(outputs: dict) -> str:
     (every job pays it, on its lane)."""
     doc = ",".join(f"{json.dumps(name)}:[[{','.join(map(str, outputs[name].shape))}],"
                    f"[{','.join(map(str, outputs[name].data))}]]" for name in sorted(outputs))
+    import hashlib
     return hashlib.sha256(("{" + doc + "}").encode()).hexdigest()
 
 

@@ -9,10 +9,9 @@ from typing import Callable
 
 from bark_vm.executor.table import BY_NAME as EXECUTOR_KERNELS
 
-from ..catalogue import BY_NAME
+from ..catalogue import BY_NAME, axis_of
 from ..failures import Refused
 from ..graph.flow_graph import FlowGraph, Node
-from ..lowering.compiled import axis_of
 from ..lowering.lower import instruction
 from ..lowering.shapes import RANK_KEEPING
 

@@ -5,7 +5,6 @@ from ..numeric.int32 import fits32, wrap32
 from ..catalogue import BY_NAME, OpContext
 from ..failures import OpError, Refused
 from ..tensor import Tensor
-from .kernels import KERNELS
 
 # A flow that cannot run (Refused) or failed while running (OpError): its message omits the
 # flow's name, which the caller knows.
@@ -43,6 +42,7 @@ def evaluate(graph: FlowGraph, inputs: dict[str, Tensor], globals_: dict[str, Te
 
 
 def run_op(node: Node, args: list[Tensor], ctx: OpContext, trap: bool) -> Tensor:
+    from .kernels import KERNELS  # every op's function, loaded when the reference first runs one
     try:
         raw = KERNELS[node.op](ctx, *args, **dict(node.params))
     except OpError as e:

@@ -8,7 +8,6 @@ from ..diagnostics import Diagnostic, MnError
 from ..lang import ast
 from ..catalogue import OpContext
 from ..failures import OpError
-from ..interp.kernels import KERNELS
 from ..tensor import Tensor
 from .cli_values import MAX_ELEMENTS, parse_value
 from .csvfile import parse_csv, read_text
@@ -119,6 +118,7 @@ def _construct(name: str, v: ast.CtorInput, ctx: OpContext) -> Tensor:
         raise MnError(Diagnostic("E026", f"in::{name}: '{v.ctor}' would build {size} elements, "
                                  f"over the limit of {MAX_ELEMENTS}", v.ctor_pos))
     try:
+        from ..interp.kernels import KERNELS  # the ops, for a host constructor only
         return KERNELS[v.ctor](ctx, *operands)
     except OpError as e:
         raise MnError(Diagnostic("ERUN", f"in::{name}: {v.ctor}: {e}")) from None

@@ -1,6 +1,5 @@
 """The language's fixed vocabularies (reserved words, decorators, directive keys, ML names)
 and the nearest-name suggestion every "did you mean" uses."""
-import difflib
 
 from ..ml_catalogue import NAMES
 
@@ -67,6 +66,7 @@ MAX_REPEAT = 256  # repeat(n) and @unroll(n) take 1..256
 
 def nearest(name: str, candidates) -> str | None:
     """The candidate closest to `name`, or None when nothing is close."""
+    import difflib  # a suggestion is only ever made on a failure
     best = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return best[0] if best else None
 

@@ -10,7 +10,7 @@ from ..graph.flow_graph import FlowGraph
 from ..interp.evaluate import describe
 from ..ops.broadcast import check_axis
 from ..ops.nn import conv_params, pool_params
-from ..catalogue import BY_NAME
+from ..catalogue import BY_NAME, axis_of
 from ..failures import OpError, Refused
 from ..tensor import Tensor
 from . import lower as lowering
@@ -88,13 +88,6 @@ class Compiler:
             return Compiled(None, (), (), refusal)
         low, mnemonics = self.lowered(graph, abi)
         return Compiled(low, mnemonics, tuple(rank0[i] for _, i in graph.outputs))
-
-
-def axis_of(op: str, params: dict):
-    """The axis an op works along: its `axis` parameter, else its catalogue default (concat
-    and split default to 0; the reductions and softmax to None, the whole value)."""
-    spec = BY_NAME[op]
-    return params.get("axis", spec.default("axis")) if "axis" in spec.params else None
 
 
 # Each reads the call's params with every one it leaves out at its catalogue default.

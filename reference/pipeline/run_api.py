@@ -23,7 +23,6 @@ from ..io.own_files import read_files, refuse_clash, refuse_overwrites, written_
 from ..lang import ast
 from ..lang.labels import off_labels
 from ..lang.names import suggest
-from ..lowering.compiled import Compiler
 from ..static_check import build_statement
 from ..targets.bounds import THREADS_MAX
 from ..targets.discovery import Discovery, Probing
@@ -187,7 +186,10 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
     checked = compile_script(script.text)
     program = checked.program
     plan = make_plan(program, options.flow)
-    compiler = Compiler()
+    compiler = None  # the routed flows' compile cache, made when the plan routes anything
+    if options.require_vm or options.device is not None or program.of(ast.DeviceDecl):
+        from ..lowering.compiled import Compiler
+        compiler = Compiler()
     device = options.device.spec() if options.device is not None else None
     routing = resolve_routing(program, plan, checked.graphs, checked.ml, options.require_vm,
                               compiler, device, discovery)

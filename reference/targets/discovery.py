@@ -9,7 +9,6 @@ none`) is a note carried with the answer, not a failure: the unicast targets wer
 first and their workers still count (issue 24, point 7). Only when nothing at all could
 be probed is it a failure: DeviceFailure, kind connect_failed. A probe target that is
 malformed or does not resolve is Refused (a typo must not be silent)."""
-import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -69,6 +68,7 @@ def parse_probe(text: str) -> tuple[str, int]:
 
 def resolve(host: str, port: int) -> list[tuple[str, int]]:
     """Every IPv4 address of `host` (a service name like tasks.worker has one per replica)."""
+    import socket  # loaded by the first probe: a run without discovery never needs it
     try:
         infos = socket.getaddrinfo(host, port, socket.AF_INET, socket.SOCK_DGRAM)
     except (socket.gaierror, UnicodeError) as e:
@@ -104,6 +104,7 @@ def discover(targets: list[tuple[str, int]], broadcast: bool = True,
     has answered. DeviceFailure when a target, or the broadcast with no target, could
     not be probed."""
     try:
+        import socket
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     except OSError as e:
         raise _unprobed(f"cannot open a UDP socket: {e.strerror or e}") from None
@@ -145,9 +146,10 @@ def discover(targets: list[tuple[str, int]], broadcast: bool = True,
     return Answer(sorted(found.values(), key=lambda f: (f.alias, f.host, f.port)), notes)
 
 
-def _send_broadcast(sock: socket.socket) -> str | None:
+def _send_broadcast(sock) -> str | None:
     """Send the probe to the broadcast address; why it could not be sent, or None."""
     try:
+        import socket
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
         sock.sendto(DISCOVERY_PROBE, (BROADCAST, DISCOVERY_PORT))
     except OSError as e:
