@@ -56,7 +56,7 @@ def _run(case: Case, target: str, device) -> Outcome:
         if case.mutation is not None:  # a request case: its bytes go to the worker as made
             from .requests import run_request
             return run_request(case, target, device)
-        reference = target == "reference"
+        reference = target == "reference"  # the local target: the engine, whatever the size
         report = maned.run(source=case.script, base_dir=case.folder, inputs=case.inputs,
                            require_vm=device is not None, verify=not reference,
                            reference=reference,

@@ -67,7 +67,9 @@ def test_a_routed_result_feeds_a_local_flow(workdir):
     assert (report.exit_code, report.diagnostics, report.notes) == (0, (), ())
     assert [f.flow for f in report.flows] == ["offload", "postprocess"]
     assert report.outputs("postprocess") == {"total": maned.Tensor((1,), (134,))}
-    assert (report.verify.status, report.verify.compared, report.verify.routed) == (
+    assert (report.verify.status, report.verify.compared) == ("PASS", ("offload",))
+    engine = maned.run(source=expand(source), verify=True, reference=False)
+    assert (engine.verify.status, engine.verify.compared, engine.verify.routed) == (
         "PASS", ("offload", "postprocess"), ("offload",))  # the engine's flow checked too
 
 
@@ -165,13 +167,33 @@ def test_require_vm_refuses_a_flow_with_local_only_ops(maned_run):
                    "(adjugate, determinant); it cannot run on the Bark VM [EPLAN]\n")
 
 
-def test_nothing_routed_verifies_the_engine_and_reference_alone_says_skipped(maned_run):
-    code, out, _ = maned_run("layer.mnd", "--verify")
+def test_nothing_routed_verifies_the_engine_and_the_reference_alone_says_skipped(maned_run):
+    code, out, _ = maned_run("layer.mnd", "--verify", "--engine")
     assert code == 0 and out.endswith(
         "verify: PASS (compared local interpreter vs the local exact engine)\n")
-    code, out, _ = maned_run("layer.mnd", "--verify", "--reference")
-    assert code == 0 and out.endswith("verify: SKIPPED (no flow was routed, and --reference "
-                                      "ran every flow on the local interpreter)\n")
+    skipped = "verify: SKIPPED (no flow was routed, and every local flow ran on the local " \
+        "interpreter)\n"
+    for small in (("--reference",), ()):  # asked, or its four values: below ENGINE_FROM
+        code, out, _ = maned_run("layer.mnd", "--verify", *small)
+        assert code == 0 and out.endswith(skipped)
+
+
+def test_a_run_goes_to_the_engine_from_engine_from_values_of_data(maned_run, workdir):
+    from maned.targets.local import ENGINE_FROM
+    for n, line in ((ENGINE_FROM - 1, "SKIPPED (no flow was routed, and every local flow ran "
+                                      "on the local interpreter)"),
+                    (ENGINE_FROM, "PASS (compared local interpreter vs the local exact "
+                                  "engine)")):
+        (workdir / "n.mnd").write_text(expand(
+            "{H0}\nin::a = [" + ", ".join(["1"] * n) + "];\ncalc::lambda_flow f(a) {\n"
+            "    a tensor_sum s =\n} return s;\n"))
+        code, out, _ = maned_run("n.mnd", "--verify")
+        assert code == 0 and out.endswith(f"verify: {line}\n") and f"s : [1] = [{n}]" in out
+
+
+def test_reference_and_engine_together_are_a_usage_error(maned_run):
+    assert maned_run("layer.mnd", "--reference", "--engine") == (
+        2, "", "error: --reference and --engine contradict each other: give one [EUSAGE]\n")
 
 
 def test_a_worker_that_disagrees_fails_verify(maned_run, workdir):

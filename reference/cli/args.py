@@ -9,10 +9,11 @@ from ..diagnostics import Diagnostic, MnError
 from ..dispatch.device_specs import DeviceOverride
 from ..lang.names import nearest
 from ..targets.bounds import THREADS_MAX
+from ..targets.local import ENGINE_FROM
 from ..targets.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
 
 USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
-                 [--require-vm] [--trap-overflow] [--reference] [--threads N]
+                 [--require-vm] [--trap-overflow] [--reference | --engine] [--threads N]
                  [--progress | --no-progress]
                  [--trace FILE [--trace-format jsonl|chrome]] [--json] [--out-dir DIR]
                  [--probe HOST[:PORT]]... [--no-broadcast] [--discover-timeout MS]
@@ -31,8 +32,10 @@ USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ve
                      flows too); a flow with a local-only op is refused
   --trap-overflow    fail at the first op result that leaves int32 instead of wrapping
                      (local runs only)
-  --reference        run the local flows on the pure-Python reference interpreter instead
-                     of the exact numpy engine (slower; the same numbers)
+  --reference        run the local flows on the pure-Python reference interpreter (slower
+                     on large data; the same numbers)
+  --engine           run the local flows on the exact numpy engine whatever the data's size
+                     (by default: when the run's data hold at least {ENGINE_FROM:,} values)
   --threads N        local flows run in a pool of up to N processes (default 1: inline; at
                      most {THREADS_MAX}, and never more than the run's flows and ML
                      configurations); never changes a number
@@ -92,7 +95,7 @@ class ToolOptions:
 @dataclass
 class RunOptions(ToolOptions):
     trap_overflow: bool = False
-    reference: bool = False
+    reference: bool | None = None  # --reference: True, --engine: False, else by size
     threads: int = 1
     verify: bool = False
     require_vm: bool = False
@@ -198,8 +201,12 @@ def parse_args(argv: list[str]) -> RunOptions:
             opts.trap_overflow = True
         elif name == "--verify":
             opts.verify = True
-        elif name == "--reference":
-            opts.reference = True
+        elif name in ("--reference", "--engine"):
+            engine = name == "--engine"
+            if opts.reference is engine:
+                raise MnError(Diagnostic("EUSAGE", "--reference and --engine contradict each "
+                                         "other: give one"))
+            opts.reference = not engine
         elif name == "--require-vm":
             opts.require_vm = True
         elif name == "--no-vm-fallback":

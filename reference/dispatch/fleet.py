@@ -15,12 +15,15 @@ class Fleet:
     def __init__(self, specs: dict, quant: Quant, *, trap: bool = False,
                  compiler=None, devices: dict | None = None, discovery=None,
                  reference: bool = False):
-        """reference: the local target runs on the reference alone (DESIGN §14). devices: ready-made devices for some aliases (a VM child or a CDP client that
+        """reference: the local target runs on the reference alone, not on the exact engine
+        (DESIGN §14); settable until the first local job. devices: ready-made devices for
+        some aliases (a VM child or a CDP client that
         the caller keeps open across runs): used instead of the spec, and never closed.
         discovery: the plan's one discovery, shared by every `discover = true` block."""
         self.specs, self.quant = specs, quant  # specs: alias -> DeviceSpec
         self._discovery, self._compiler = discovery, compiler  # the run's, or made here
-        self._targets: dict = {LOCAL: LocalTarget(quant.quantres, trap, reference)}
+        self.trap, self.reference = trap, reference
+        self._targets: dict = {}
         self._lent = dict(devices or {})
 
     @property
@@ -41,6 +44,10 @@ class Fleet:
         """The target a job routed to `name` runs on (LOCAL: the local target)."""
         if name in self._targets:
             return self._targets[name]
+        if name == LOCAL:
+            target = self._targets[LOCAL] = LocalTarget(self.quant.quantres, self.trap,
+                                                        self.reference)
+            return target
         from ..targets.routed import RoutedTarget
         from ..targets.vm import vm_command
         from .device_factory import VmChild, open_device

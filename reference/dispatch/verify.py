@@ -8,7 +8,7 @@ from .scheduler import RunResult
 
 PASS = "verify: PASS (compared local interpreter vs routed targets)"
 PASS_ENGINE = "verify: PASS (compared local interpreter vs the local exact engine)"
-SKIPPED = "verify: SKIPPED (no flow was routed, and --reference ran every flow on the local " \
+SKIPPED = "verify: SKIPPED (no flow was routed, and every local flow ran on the local " \
     "interpreter)"
 
 

@@ -25,6 +25,7 @@ from ..lang.labels import off_labels
 from ..lang.names import suggest
 from ..static_check import build_statement
 from ..targets.bounds import THREADS_MAX
+from ..targets.local import engine_chosen
 from ..targets.discovery import Discovery, Probing
 from .intake import check_input_names, compile_script, input_values, script_source
 from .sweeps import sweep_note, sweeps
@@ -54,7 +55,7 @@ class RunOptions:
     threads: int                 # `--threads`: the local interpreter's pool width
     require_vm: bool             # `--require-vm`: every routable flow to a device
     trap_overflow: bool          # `--trap-overflow`: wrap is an error (local only)
-    reference: bool              # `--reference`: local flows on the reference alone
+    reference: bool | None       # `--reference` (True), `--engine` (False), or by size (None)
     out_dir: str | None          # `--out-dir`: an existing folder this process may write into
     probing: Probing             # how `discover = true` blocks look for their workers
     device: DeviceOverride | None  # `--device`: the one target of every routed job
@@ -101,7 +102,7 @@ class _Builder:
 def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         base_dir: str | os.PathLike | None = None, inputs=None, flow: str | None = None,
         verify: bool = False, threads: int = 1, require_vm: bool = False,
-        trap_overflow: bool = False, reference: bool = False, trace=None, progress=None,
+        trap_overflow: bool = False, reference: bool | None = None, trace=None, progress=None,
         devices: dict | None = None, probing: Probing | None = None,
         device: DeviceOverride | None = None,
         out_dir: str | os.PathLike | None = None) -> Report:
@@ -122,12 +123,16 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
     `--discover-timeout`; default: broadcast, 1000 ms). device: `--device` (a
     `maned.DeviceOverride`), the one target of every flow and Tier A round. out_dir:
     `--out-dir`, the existing folder the relative out:: paths are written into (default:
-    the script's folder, or base_dir)."""
+    the script's folder, or base_dir). reference: True runs the local flows on the
+    reference (`--reference`), False on the exact engine (`--engine`), None (default) on
+    the engine when the run's data hold at least `ENGINE_FROM` values."""
     if (script is None) == (source is None):
         raise TypeError("run() takes a script path or source=, not both or neither")
     if not isinstance(probing, (Probing, type(None))) or not isinstance(
             device, (DeviceOverride, type(None))):
         raise TypeError("run(): probing= takes a maned.Probing, device= a maned.DeviceOverride")
+    if reference not in (None, True, False):
+        raise TypeError("run(): reference= takes True, False or None")
     b = _Builder(progress)
     try:
         if script is not None:
@@ -138,7 +143,7 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         checked_out_dir = _out_dir(out_dir)  # refused before --threads is looked at
         options = RunOptions(inputs=inputs, flow=flow, verify=verify, threads=_threads(threads),
                              require_vm=require_vm, trap_overflow=trap_overflow,
-                             reference=bool(reference),
+                             reference=reference,
                              out_dir=checked_out_dir, probing=probing or Probing(),
                              device=device, devices=devices, trace=trace, progress=progress)
         _run(b, given, options)
@@ -210,10 +215,11 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
     if getattr(sink, "path", None) is not None:  # a trace file is none of the run's own
         refuse_clash(sink.path, "--trace", reads + written)
     fleet = Fleet(routing.devices, program.quant, trap=trap, compiler=compiler,
-                  devices=options.devices, discovery=discovery, reference=options.reference)
+                  devices=options.devices, discovery=discovery)
     fleet.spawn(routed_aliases(routing))  # D7: the children start while the run goes on
     try:
         loaded = load_inputs(program, overrides, script.folder)
+        fleet.reference = not engine_chosen(loaded.values, options.reference)
         for n in loaded.notes + _label_notes(program, loaded.values):
             b.note(n)
         b.prints = _top_level(program, loaded.values, OpContext(program.quant.quantres), trap)
@@ -245,22 +251,22 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
     b.files = [OutFile(name, path) for name, path in written]
     b.error(*errors)
     if options.verify and not result.errors and not errors:
-        b.verify = _verify(work, routing, result, options, b.trace)
+        b.verify = _verify(work, routing, result, options.threads, fleet.reference, b.trace)
         if b.verify.status == "MISMATCH":
             b.extra_codes.append("ERUN")
 
 
-def _verify(work: Workload, routing: Routing, result: RunResult, options: RunOptions,
-            trace: Trace) -> Verdict:
+def _verify(work: Workload, routing: Routing, result: RunResult, threads: int,
+            reference: bool, trace: Trace) -> Verdict:
     """`--verify`: the definitions that ran off the reference (routed, or on the local
-    exact engine) run again on the reference alone, and their printed outputs compared
-    with the run's (SKIPPED when nothing ran off the reference)."""
+    exact engine unless `reference`) run again on the reference alone, and their printed
+    outputs compared with the run's (SKIPPED when nothing ran off the reference)."""
     routed = [n for n in work.plan.order if routing.flows.get(n) or routing.ml.get(n)]
-    checked = routed if options.reference else list(work.plan.order)
+    checked = routed if reference else list(work.plan.order)
     if not checked:
         return compare(checked, routed, result, None)
     trace.phase(VERIFY, False)
-    local = Scheduler(work, Routing(), threads=options.threads, reference=True).run()
+    local = Scheduler(work, Routing(), threads=threads, reference=True).run()
     trace.phase(VERIFY, True)
     printed = [n for n in work.plan.printed if n in checked] or checked
     return compare(printed, routed, result, local)

@@ -8,7 +8,6 @@ from dataclasses import replace
 
 from ..diagnostics import Diagnostic
 from ..graph.flow_graph import FlowGraph
-from ..engine import evaluate as engine
 from ..interp import evaluate as interp
 from ..interp.evaluate import FAILED
 from ..catalogue import OpContext
@@ -20,7 +19,10 @@ from .target import LOCAL, Ran, TargetKind
 def evaluate_job(graph: FlowGraph, inputs, globals_, quantres: int, trap: bool,
                  reference: bool = False):
     """One local job, picklable for a process pool: ('ok', outputs) or ('err', message)."""
-    evaluate = interp.evaluate if reference else engine.evaluate
+    if reference:
+        evaluate = interp.evaluate
+    else:  # numpy and the executor load with the first job on the engine
+        from ..engine.evaluate import evaluate
     try:
         return "ok", evaluate(graph, inputs, globals_, OpContext(quantres), trap)
     except FAILED as e:
@@ -70,6 +72,19 @@ def local_result(flow: str, got) -> dict[str, Tensor]:
     if status == "ok":
         return value
     raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {value}"))
+
+
+ENGINE_FROM = 1_000  # values a run's data must hold for its local flows to go to the engine
+
+
+def engine_chosen(values: dict[str, Tensor], reference: bool | None) -> bool:
+    """Whether a run's local flows go to the exact engine: never with `--reference` (True),
+    always with `--engine` (False), else when the run's data (its in:: values, csv() and
+    --in inputs) hold at least ENGINE_FROM values. Below that the reference finishes such
+    a run before numpy would have loaded, and the numbers are the same either way."""
+    if reference is not None:
+        return not reference
+    return sum(t.size for t in values.values()) >= ENGINE_FROM
 
 
 class LocalTarget:
