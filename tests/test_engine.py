@@ -144,3 +144,35 @@ def test_a_local_run_verifies_the_engine_and_reference_runs_skip(tmp_path):
     assert engine.verify.compared == ("arithmetic",)
     assert maned.run(hello, verify=True, reference=True).verify.status == "SKIPPED"
     assert maned.run(hello, verify=True).verify.status == "SKIPPED"  # three values: small
+
+
+# --- the ML coordinator's loops on numpy ----------------------------------------------------
+from maned.engine import ml as engine_ml  # noqa: E402
+from maned.ml import xgboost  # noqa: E402
+from maned.tensor import Tensor  # noqa: E402
+
+INT32 = st.integers(-2 ** 31, 2 ** 31 - 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 3), st.data())
+def test_xgboost_goes_left_on_numpy_is_the_references(n, d, data):
+    rows = [data.draw(st.lists(INT32, min_size=d, max_size=d)) for _ in range(n)]
+    cands = data.draw(st.lists(st.tuples(st.integers(0, d - 1), INT32), max_size=6))
+    assert engine_ml.goes_left(rows, cands) == xgboost.goes_left(rows, cands)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(INT32, INT32), min_size=1, max_size=40), st.integers(0, 4))
+def test_xgboost_squared_errors_on_numpy_are_the_references(pairs, q):
+    F = Tensor((len(pairs), 1), tuple(f for f, _ in pairs))
+    y = Tensor((len(pairs), 1), tuple(v for _, v in pairs))
+    assert engine_ml.squared_errors(F, y, q) == xgboost.squared_errors(F, y, q)
+
+
+def test_a_fit_on_the_engine_uses_the_numpy_loops_and_gives_the_references_model():
+    source = (Path(__file__).resolve().parent.parent / "examples" / "xgboost.mnd").read_text()
+    engine = maned.run(source=source, base_dir=str(EXAMPLES[0].parent), reference=False)
+    reference = maned.run(source=source, base_dir=str(EXAMPLES[0].parent), reference=True)
+    assert _seen(engine) == _seen(reference) and engine.exit_code == 0
+    assert engine_ml.on_engine("xgboost", xgboost).init is not xgboost.init

@@ -45,6 +45,7 @@ class Coordinator(Protocol):
     coordinator computes inline."""
 
     trace: Trace
+    reference: bool  # the run's local work on the reference alone, not the exact engine
 
     def submit(self, job: Job) -> None:
         """Queue a job."""
@@ -70,6 +71,9 @@ class MlRun:
         self.submit, self.prepare = coordinator.submit, coordinator.prepare
         self.sync_sizing, self.trace = coordinator.sync_sizing, coordinator.trace
         self.module = module_for(self.d.algo)
+        if not coordinator.reference:  # the per-row loops on numpy (DESIGN §14)
+            from ..engine.ml import on_engine
+            self.module = on_engine(self.d.algo, self.module)
         self.failed = False
 
     def _refused(self, reason: str) -> Diagnostic:

@@ -80,6 +80,11 @@ class Scheduler:
         self._lanes: dict = {}
         self._settled: set[str] = set()
 
+    @property
+    def reference(self) -> bool:
+        """Whether this run's local work is the reference's alone (not the exact engine's)."""
+        return self.fleet.reference
+
     # --- the loop ----------------------------------------------------------------------
     def run(self) -> RunResult:
         """Every planned definition, to its end. On an interrupt (Ctrl-C) or any other

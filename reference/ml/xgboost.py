@@ -51,11 +51,18 @@ def thresholds(rows: list[list[int]], bins: int) -> list[list[int]]:
     return out
 
 
-def init(X: Tensor, y: Tensor, cfg: dict, q: int) -> Start:
+def goes_left(rows: list[list[int]], cands: list[tuple[int, int]]) -> tuple[int, ...]:
+    """The [n, C+1] goes-left mask, row-major: column 0 all ones, column c+1 = [x_f ≤ thr]
+    of candidate c = (f, thr)."""
+    return tuple(v for r in rows for v in [1] + [1 if r[f] <= t else 0 for f, t in cands])
+
+
+def init(X: Tensor, y: Tensor, cfg: dict, q: int, left_mask=goes_left) -> Start:
     """§10.1: thresholds, candidates feature-major, the goes-left masks, F = 0.
 
     constants: left [n, C+1] (column 0 all ones, column c+1 = [x_f ≤ thr] of candidate c),
     y [n,1], cand [C+1, 2] (row 0 = (−1, 0), row c+1 = (f, thr)), rank [1, C+1] = C+1 − column.
+    `left_mask` computes the mask (the local engine passes its numpy one, equal to it).
     """
     if y is None:
         raise Refused("xgboost needs labels y")
@@ -72,10 +79,9 @@ def init(X: Tensor, y: Tensor, cfg: dict, q: int) -> Start:
     thr = thresholds(rows, bins)
     cands = [(f, thr[f][b]) for f in range(d) for b in range(bins)]
     c1 = len(cands) + 1
-    left = [[1] + [1 if r[f] <= t else 0 for f, t in cands] for r in rows]
     return Start(
         constants={
-            "left": Tensor((n, c1), tuple(v for r in left for v in r)),
+            "left": Tensor((n, c1), left_mask(rows, cands)),
             "y": Tensor((n, 1), tuple(wrap32(v) for v in labels)),
             "cand": Tensor((c1, 2), (-1, 0) + tuple(v for c in cands for v in c)),
             "rank": Tensor((1, c1), tuple(range(c1, 0, -1))),
@@ -168,12 +174,19 @@ def _route(w, mt, first, left_t, nodes, n):
 
 # --- epilogue (local, exact) -----------------------------------------------------------
 
-def epilogue(start: Start, state: dict, extras: list, cfg: dict, q: int):
-    """§10.3: loss = w32(tdiv(tdiv(Σ w32(σ(F) − y)², n), S)); descriptor of every round."""
+def squared_errors(F: Tensor, y: Tensor, q: int) -> int:
+    """Σ w32(σ(F_i) − y_i)², exact (a Python int)."""
+    e = [wrap32(sigmoid(fi, q) - yi) for fi, yi in zip(F.data, y.data)]
+    return sum(v * v for v in e)
+
+
+def epilogue(start: Start, state: dict, extras: list, cfg: dict, q: int,
+             errors=squared_errors):
+    """§10.3: loss = w32(tdiv(tdiv(Σ w32(σ(F) − y)², n), S)); descriptor of every round.
+    `errors` computes the sum (the local engine passes its numpy one, equal to it)."""
     s = 10 ** q
-    y = start.constants["y"].data
-    e = [wrap32(sigmoid(fi, q) - yi) for fi, yi in zip(state["F"].data, y)]
-    loss = wrap32(tdiv(tdiv(sum(v * v for v in e), len(e)), s))
+    y = start.constants["y"]
+    loss = wrap32(tdiv(tdiv(errors(state["F"], y, q), y.size), s))
     rounds, depth = cfg["rounds"], cfg["depth"]
     if len(extras) != 2 * rounds:
         raise ValueError(f"xgboost epilogue expects {2 * rounds} round outputs, got {len(extras)}")

@@ -37,6 +37,8 @@ class _Coordinator:
     """What an MlRun submits to, as the scheduler does: each job to the local interpreter's
     serial lane, its answer back here to be handed to the job; nothing is compiled ahead."""
 
+    reference = True  # init and epilogue: the reference's own loops
+
     def __init__(self, q: int):
         self.trace, self.answers, self.in_flight = Trace(), queue.Queue(), 0
         self.lane = SerialLane(LocalTarget(q), self.trace,
