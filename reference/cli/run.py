@@ -23,7 +23,6 @@ from .args import USAGE, parse_args
 from ..interrupts import EXIT_INTERRUPTED, say
 from .console import INTERRUPTED
 from .progress import ProgressView
-from .version import version_text
 
 def main(argv: list[str], out=None, err=None) -> int:
     out, err = out or sys.stdout, err or sys.stderr
@@ -51,6 +50,7 @@ def _main(argv: list[str], out, err) -> int:
     except MnError as e:
         return _refused(e.diagnostics, out, err, as_json="--json" in argv)
     if opts.show:
+        from .version import version_text  # its build line reads the platform
         out.write(USAGE if opts.show == "help" else version_text("maned-run"))
         return 0
     clash = opts.trace and standard_stream(opts.trace)

@@ -11,7 +11,6 @@ from ..failures import OpError
 from ..tensor import Tensor
 from .cli_values import MAX_ELEMENTS, parse_value
 from .csvfile import parse_csv, read_text
-from .mnm import read_model
 
 
 @dataclass
@@ -75,6 +74,7 @@ def _load(decl: ast.InputDecl, override, script_dir, loaded: Loaded, ctx, quant)
     path, shown = found
     try:
         if v.kind == "model":
+            from .mnm import read_model  # the model descriptor's reader, for a model() input
             return read_model(path, shown)
         got = parse_csv(read_text(path, shown), shown, quant)
     except MnError as e:
