@@ -11,7 +11,7 @@ from ..catalogue import OpContext
 from ..graph.flow_graph import FlowGraph
 from ..interp import evaluate as reference
 from ..tensor import Tensor
-from .plan import PROGRAMS
+from .plan import steps_of
 from .values import register, tensor
 
 
@@ -33,7 +33,7 @@ def evaluate(graph: FlowGraph, inputs: dict[str, Tensor], globals_: dict[str, Te
 def _run(graph: FlowGraph, inputs, globals_, ctx: OpContext) -> dict[str, Tensor]:
     q = ctx.quantres
     values: list = []  # per node: (np.ndarray | Tensor, is it rank 0 in the reference)
-    for step in PROGRAMS.of(graph):
+    for step in steps_of(graph):
         node = step.node
         if node.kind in ("param", "global", "const"):
             t = (inputs[node.name] if node.kind == "param" else

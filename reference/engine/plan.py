@@ -1,9 +1,6 @@
 """Which kernel runs each node of a program: the executor's, with the parameters a worker
 would decode from the node's instruction, or the reference's where the executor has no
 kernel or the wire cannot carry the node's parameters (its own value or refusal, then)."""
-import os
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
@@ -14,6 +11,7 @@ from ..failures import Refused
 from ..graph.flow_graph import FlowGraph, Node
 from ..lowering.lower import instruction
 from ..lowering.shapes import RANK_KEEPING
+from .kept import Kept
 
 PROGRAMS_KEPT = 64
 
@@ -41,31 +39,9 @@ def step_of(flow: str, node: Node) -> Step:
                 axis_of(node.op, dict(node.params)) is not None)
 
 
-class Programs:
-    """The steps of the programs run last, by their nodes' identity (the graph is held, so
-    the id stays its own): a round chain's program is planned once."""
-
-    def __init__(self, size: int = PROGRAMS_KEPT):
-        self.size, self._lock, self._known = size, threading.Lock(), OrderedDict()
-        # a forked pool process gets its own lock: another thread may hold this one
-        os.register_at_fork(after_in_child=self._fresh_lock)
-
-    def _fresh_lock(self) -> None:
-        self._lock = threading.Lock()
-
-    def of(self, graph: FlowGraph) -> tuple[Step, ...]:
-        key = id(graph.nodes)
-        with self._lock:
-            held = self._known.get(key)
-            if held is not None and held[0] is graph.nodes:
-                self._known.move_to_end(key)
-                return held[1]
-        made = tuple(step_of(graph.flow, n) for n in graph.nodes)
-        with self._lock:
-            self._known[key] = (graph.nodes, made)
-            if len(self._known) > self.size:
-                self._known.popitem(last=False)
-        return made
+_PROGRAMS = Kept(PROGRAMS_KEPT)  # by a graph's nodes: a round chain's program is planned once
 
 
-PROGRAMS = Programs()
+def steps_of(graph: FlowGraph) -> tuple[Step, ...]:
+    """The steps of a graph's program (its nodes; not its name)."""
+    return _PROGRAMS.of(graph.nodes, lambda nodes: tuple(step_of(graph.flow, n) for n in nodes))
