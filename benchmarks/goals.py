@@ -1,7 +1,8 @@
-"""Issue 12's, 27's and 35's goals as data (issue 12's "routed beats local at 100 and 1,000
-rows" retired with the local engine, DESIGN §14: local is now the fast side): a figure, the bound it should meet, and the goal in words.
-A run reports each one reached or missed (results.md); nothing gates on them, since a goal
-is what the project aims at, and the committed baseline is what it must not lose."""
+"""Issue 12's, 27's and 35's goals as data: a figure, the bound it should meet, and the goal
+in words (issue 12's "routed beats local at 100 and 1,000 rows" retired with the local
+engine, DESIGN §14: local is now the fast side). A run reports each one reached or missed
+(results.md); nothing gates on them, since a goal is what the project aims at, and the
+committed baseline is what it must not lose."""
 from dataclasses import dataclass
 
 from .figures import Figure

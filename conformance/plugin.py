@@ -1,7 +1,7 @@
-"""The pytest plugin (entry point `pytest11`): the conformance options and the three target
+"""The pytest plugin (entry point `pytest11`): the conformance options and the target
 fixtures. Inert for any other tests: it adds options and fixtures, nothing that runs
-unless a test asks for `local` (the exact engine), `reference`, `vm` (and `vm_abi1`, the same worker at ABI 1) or
-`hardware`.
+unless a test asks for `local` (the exact engine), `reference`, `vm` (and `vm_abi1`, the
+same worker at ABI 1) or `hardware`.
 
     --bark-vm CMD      the stdio worker for the `vm` target (default: this install's bark-vm)
     --bark-vm-abi1 CMD the stdio worker for `vm_abi1` (default: this install's bark-vm at

@@ -351,8 +351,9 @@ def test_a_run_writes_its_results_and_baseline_in_the_working_directory(tmp_path
     into the --baseline given, the installed baseline untouched."""
     installed = baseline_file.BASELINE.read_bytes()
     (tmp_path / "b.json").write_bytes(installed)
+    # roundtrip: it has gated figures (kernel's are not gated since issue 35)
     done = _bench(["--smoke", "--only", "roundtrip", "--rebaseline", "--baseline", "b.json"],
-                  tmp_path)  # roundtrip: gated figures (kernel's are not gated since issue 35)
+                  tmp_path)
     assert baseline_file.BASELINE.read_bytes() == installed
     summary = json.loads((tmp_path / "benchmarks" / "results" / "summary.json").read_text())
     assert {f["name"].split("/")[0] for f in summary["figures"]} == {"roundtrip"}

@@ -65,8 +65,9 @@ def _main(argv: list[str], out, err) -> int:
     try:
         report = run(opts.script, inputs=opts.inputs, flow=opts.flow, verify=opts.verify,
                      threads=opts.threads, require_vm=opts.require_vm,
-                     trap_overflow=opts.trap_overflow, reference=opts.reference, trace=trace, progress=view,
-                     probing=opts.probing, device=opts.device, out_dir=opts.out_dir)
+                     trap_overflow=opts.trap_overflow, reference=opts.reference, trace=trace,
+                     progress=view, probing=opts.probing, device=opts.device,
+                     out_dir=opts.out_dir)
     finally:
         view.close()
         closed = trace.close() if trace else None

@@ -66,7 +66,7 @@ MAX_REPEAT = 256  # repeat(n) and @unroll(n) take 1..256
 
 def nearest(name: str, candidates) -> str | None:
     """The candidate closest to `name`, or None when nothing is close."""
-    import difflib  # a suggestion is only ever made on a failure
+    import difflib  # a suggestion is made only on a failure
     best = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
     return best[0] if best else None
 
