@@ -133,7 +133,8 @@ def measure(scale: str) -> list[Figure]:
         source = data.script(algo)
         for rows in sizes:
             inputs = data.inputs(algo, rows)
-            s = alternate({"engine": lambda: data.checked_run(source, inputs, {"local"}),
+            s = alternate({"engine": lambda: data.checked_run(source, inputs, {"local"},
+                                                              reference=False),
                            "reference": lambda: data.checked_run(source, inputs, {"local"},
                                                                  reference=True)},
                           max(2, reps - 2), warmup=1)
