@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from .wire.constants import (
     DEFAULT_ABI, DEFAULT_MAX_JOB_MEMORY, DEFAULT_MAX_PAYLOAD, MAX_RANK, PROGRAMS_KEPT, RF_SLOTS,
     WorkerError)
-from .wire.envelope import (
-    DTYPE_NAME, DTYPE_RANGE, ELEM_BYTES, Request, decode_request, encode_result,
-)
+from .wire.dtypes import DTYPE_NAME, DTYPE_RANGE, ELEM_BYTES
+from .wire.envelope import Request, decode_request, encode_result
 from .wire.ir import PARAM, V2_ONLY, Module, missing_ops, parse_module, validate_module
 from .wire.opcodes import BY_MNEMONIC, COMPUTE_MNEMONICS
 from .wire.status import Status, encode_status

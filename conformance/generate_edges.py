@@ -6,7 +6,7 @@ import random
 
 from bark_vm.wire.constants import DTYPE_INT8, DTYPE_INT32, MAX_RANK
 from bark_vm.executor.linalg import LIMB_CHUNK, uses_limbs
-from bark_vm.wire.envelope import wire_dtype
+from bark_vm.wire.dtypes import wire_dtype
 
 from .casewriter import (BY_WORKER, EDGES, HEAD, MAX, MIN, NOT_ROUTABLE, OUT_OF_ENVELOPE,
                          OVER_LIMIT, REDUCE, case, flow, tensor, values)

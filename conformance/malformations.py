@@ -15,7 +15,8 @@ from bark_vm.wire import ir
 from bark_vm.wire.constants import (
     ABSENT_DIM, MAX_LEVEL, MAX_RANK, MAX_TENSORS, MNPK_HEADER_BYTES, RF_SLOTS,
 )
-from bark_vm.wire.envelope import ELEM_FORMAT, Entry, QuantBlock, encode_entry, encode_request
+from bark_vm.wire.dtypes import ELEM_FORMAT
+from bark_vm.wire.envelope import Entry, QuantBlock, encode_entry, encode_request
 from bark_vm.wire.ir import Instr, Module, encode_module
 from bark_vm.wire.opcodes import BY_NUMBER, numbers
 

@@ -5,6 +5,7 @@ diagnostic found, warnings included; `pipeline.intake` turns its errors into a r
 from dataclasses import dataclass, field
 
 from bark_vm.wire.constants import DTYPE_INT8
+from bark_vm.wire.dtypes import DTYPE_RANGE, wire_dtype
 
 from .diagnostics import Diagnostic, MnError
 from .graph.build import build_flow, build_terms
@@ -80,7 +81,6 @@ def int8_envelope(program: ast.Program, graphs: dict[str, FlowGraph]) -> list[Di
     """W020: under a quant range that picks the int8 wire type (wire.md §2.1), a routed flow
     whose in:: literals give an input or an output outside -128..127, found by running it
     on the reference (small literal inputs only): routed, that value cannot travel."""
-    from bark_vm.wire.envelope import DTYPE_RANGE, wire_dtype  # the wire's, not the language's
     q = program.quant
     if wire_dtype(q.quantres, q.quantmin, q.quantmax) != DTYPE_INT8:
         return []

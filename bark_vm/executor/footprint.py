@@ -5,7 +5,7 @@ over its budget, before the kernel allocates anything."""
 from math import prod
 
 from ..wire.constants import DTYPE_INT32
-from ..wire.envelope import ELEM_BYTES
+from ..wire.dtypes import ELEM_BYTES
 from .linalg import uses_limbs
 
 REGISTER_BYTES = ELEM_BYTES[DTYPE_INT32]  # an int32 result element

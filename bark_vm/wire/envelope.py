@@ -12,17 +12,13 @@ from dataclasses import dataclass
 from math import prod
 
 from .constants import (
-    DTYPE_INT8, DTYPE_INT32, ENVELOPE_VERSION, MAX_RANK, MAX_TENSORS, MNPK_HEADER_BYTES,
+    ENVELOPE_VERSION, MAX_RANK, MAX_TENSORS, MNPK_HEADER_BYTES,
     MNPK_MAGIC, MNRS_HEADER_BYTES, MNRS_MAGIC,
 )
+from .dtypes import DTYPE_NAME, DTYPE_RANGE, ELEM_BYTES, ELEM_FORMAT, wire_dtype
 from .header import bad as _bad, read_head
 
 Entry = tuple[tuple[int, ...], tuple[int, ...]]
-
-ELEM_BYTES = {DTYPE_INT8: 1, DTYPE_INT32: 4}
-ELEM_FORMAT = {DTYPE_INT8: "b", DTYPE_INT32: "i"}  # their struct codes (little-endian, signed)
-DTYPE_RANGE = {DTYPE_INT8: (-128, 127), DTYPE_INT32: (-2 ** 31, 2 ** 31 - 1)}
-DTYPE_NAME = {DTYPE_INT8: "int8", DTYPE_INT32: "int32"}
 
 
 @dataclass(frozen=True)
@@ -48,19 +44,6 @@ class Result:
     entries: tuple[Entry, ...]
     dtype: int | None = None  # the entries' dtype (None when there are none)
     indexes: tuple[int, ...] = ()  # each entry's param_index, in order
-
-
-def _signed_width(v: int) -> int:
-    return (v if v >= 0 else -v - 1).bit_length() + 1
-
-
-def wire_dtype(quantres: int, quantmin: int, quantmax: int) -> int:
-    """wire.md §2.1: with min/max scaled by 10^q, the width is the larger of
-    ceil(log2(span + 1)) and the signed width holding both ends; ≤ 8 bits is int8, else int32."""
-    lo, hi = quantmin * 10 ** quantres, quantmax * 10 ** quantres
-    span_bits = max(hi - lo, 0).bit_length()  # == ceil(log2(span + 1))
-    width = max(span_bits, _signed_width(lo), _signed_width(hi))
-    return DTYPE_INT8 if width <= 8 else DTYPE_INT32
 
 
 def quant_block(quantres: int, quantmin: int, quantmax: int) -> QuantBlock:

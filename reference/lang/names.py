@@ -1,7 +1,6 @@
 """The language's fixed vocabularies (reserved words, decorators, directive keys, ML names)
 and the nearest-name suggestion every "did you mean" uses."""
 
-from ..ml_catalogue import NAMES
 
 # The stack ops, Forth semantics, top on the right: op -> (values it takes, which of them it
 # leaves, bottom first). dup a→a a, drop a→, swap a b→b a, over a b→a b a, rot a b c→b c a,
@@ -47,9 +46,6 @@ DECORATORS = DECORATORS_WORKING + DECORATORS_INERT + DECORATORS_SCOPE
 # mnd:: directive keys that something consumes; `decimal_places` is an alias of quantres.
 QUANT_KEYS = ("quantmax", "quantmin", "quantres", "decimal_places")
 DIRECTIVE_KEYS = QUANT_KEYS
-
-# The closed set of calc::ml:: algorithms (E021 otherwise), in their catalogue's order.
-ML_ALGORITHMS = NAMES
 
 # device:: fields a worker declaration may hold (W015 for any other).
 DEVICE_FIELDS = ("host", "port", "user", "pass", "token", "discover", "pool", "vm", "timeout")

@@ -436,9 +436,10 @@ class _Parser:
         c = self.c
         kw = c.next()
         algo = kw.text[len("calc::ml::"):] if kw.text.startswith("calc::ml::") else ""
-        if algo not in names.ML_ALGORITHMS:
-            known = ", ".join(names.ML_ALGORITHMS)
-            hint = names.suggest(algo, names.ML_ALGORITHMS)
+        from ..ml_catalogue import NAMES  # the closed set of algorithms (E021 otherwise)
+        if algo not in NAMES:
+            known = ", ".join(NAMES)
+            hint = names.suggest(algo, NAMES)
             msg = (f"unknown calc::ml:: algorithm '{algo}'{hint}" if algo
                    else "calc::ml:: needs an algorithm")
             fail(kw, f"{msg}; the algorithms are {known}", "E021")

@@ -10,9 +10,9 @@ Errors: Refused before sending, DeviceFailure (malformed_response) for an answer
 import functools
 
 from bark_vm.wire.constants import DTYPE_INT8, MAX_RANK, WorkerError
+from bark_vm.wire.dtypes import DTYPE_NAME, DTYPE_RANGE
 from bark_vm.wire.envelope import (
-    DTYPE_NAME, DTYPE_RANGE, QuantBlock, decode_result as decode_mnrs, encode_entry,
-    quant_block, request_head,
+    QuantBlock, decode_result as decode_mnrs, encode_entry, quant_block, request_head,
 )
 
 from ..failures import DeviceFailure, Refused

@@ -2,7 +2,7 @@
 and svm. Init and epilogue are exact and local; a round flow runs k iterations of §4.2 as
 wire ops; predict mirrors the forward pass."""
 from bark_vm.wire.constants import DTYPE_INT8
-from bark_vm.wire.envelope import DTYPE_RANGE
+from bark_vm.wire.dtypes import DTYPE_RANGE
 
 from ..graph.flow_graph import FlowGraph
 from ..graph.writer import GraphWriter
