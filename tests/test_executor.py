@@ -570,7 +570,7 @@ def test_program_never_leaks_other_exceptions():
 def test_a_plan_fails_where_the_instruction_loop_would():
     """Failures the module's text decides (an undefined read) wait for their instruction: a
     shape refusal before one is still the answer, and one before a shape refusal wins."""
-    from bark_vm.executor.interpreter import PLANS
+    from bark_vm.executor.interpreter import PLANS, plan
     x = np.zeros((2, 3), np.int32)
     shape_first = Module(2, (Instr(ir.PARAM, 0), op("matmul", 1, 0, 0), op("relu", 2, 9),
                              Instr(ir.RETURN, 2)), (2,))
@@ -582,7 +582,7 @@ def test_a_plan_fails_where_the_instruction_loop_would():
             with pytest.raises(WorkerError) as err:
                 execute(m, [x], 2)
             assert err.value.code == code and detail in err.value.detail
-        assert PLANS.of(m) is PLANS.of(m)
+        assert PLANS.of(m, plan) is PLANS.of(m, plan)
 
 
 def test_an_unvalidated_param_after_an_op_still_binds_its_input():

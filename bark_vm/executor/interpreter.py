@@ -11,12 +11,11 @@ read of a value nothing defined) placed where the instruction loop would meet it
 kept for the modules the worker's program cache hands out again, so a round chain's program
 is planned once.
 """
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..kept import Kept
 from ..wire import ir
 from ..wire.constants import PROGRAMS_KEPT, WorkerError
 from .ints import I32, INT32_MAX, INT32_MIN, dims, failed
@@ -119,29 +118,7 @@ def over_budget(name: str, args, held: int, need: int, budget: int) -> WorkerErr
                        f"budget of {_mib(budget)} for one job (--max-job-memory)")
 
 
-class Plans:
-    """Plans of the modules seen last, by identity (the module is held, so its id stays its
-    own): the worker's program cache returns the same module for the same IR bytes."""
-
-    def __init__(self, size: int = PROGRAMS_KEPT):
-        self.size, self._lock, self._known = size, threading.Lock(), OrderedDict()
-
-    def of(self, module: ir.Module) -> Plan:
-        key = id(module)
-        with self._lock:
-            held = self._known.get(key)
-            if held is not None and held[0] is module:
-                self._known.move_to_end(key)
-                return held[1]
-        made = plan(module)
-        with self._lock:
-            self._known[key] = (module, made)
-            if len(self._known) > self.size:
-                self._known.popitem(last=False)
-        return made
-
-
-PLANS = Plans()
+PLANS = Kept(PROGRAMS_KEPT)  # by module: the program cache hands the same module out again
 
 
 def execute(module: ir.Module, inputs: list, quantres: int,
@@ -150,7 +127,7 @@ def execute(module: ir.Module, inputs: list, quantres: int,
     With `budget` (bytes), an instruction that would take the job over it is refused
     (TOO_LARGE) before its kernel runs."""
     try:
-        return run(PLANS.of(module), list(inputs), int(quantres), budget)
+        return run(PLANS.of(module, plan), list(inputs), int(quantres), budget)
     except WorkerError:
         raise
     except MemoryError:

@@ -18,7 +18,7 @@ from pathlib import Path
 from .operators import OPERATORS, SYMBOL, Operator, is_stringy
 
 DEFAULT_FILES = ("bark_vm/executor/*.py", "bark_vm/wire/ir.py", "bark_vm/wire/envelope.py",
-                 "bark_vm/request_handling.py")
+                 "bark_vm/wire/dtypes.py", "bark_vm/request_handling.py", "bark_vm/kept.py")
 
 Edit = tuple[int, int, str]  # (start, end, replacement), character offsets in the file
 

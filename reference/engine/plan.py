@@ -11,7 +11,7 @@ from ..failures import Refused
 from ..graph.flow_graph import FlowGraph, Node
 from ..lowering.lower import instruction
 from ..lowering.shapes import RANK_KEEPING
-from .kept import Kept
+from bark_vm.kept import Kept
 
 PROGRAMS_KEPT = 64
 

@@ -8,7 +8,7 @@ import numpy as np
 from bark_vm.executor.ints import I32, INT32_MAX, INT32_MIN
 
 from ..tensor import Tensor
-from .kept import Kept
+from bark_vm.kept import Kept
 
 _REGISTERS = Kept(64)  # the last Tensors converted (a chain's X, read every round)
 

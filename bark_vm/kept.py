@@ -1,6 +1,6 @@
 """What was made last from each of N objects, by the object's identity: the object is held,
 so its id stays its own. Thread-safe; a forked pool process gets its own lock, since
-another thread may hold this one at the fork."""
+another thread may hold this one at the fork (a forked worker child likewise)."""
 import os
 import threading
 from collections import OrderedDict
