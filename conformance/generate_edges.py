@@ -393,11 +393,25 @@ def matmul_edges() -> dict[str, str]:
         "matmul [2,3]·[2,3] is refused on every target (SHAPE_MISMATCH)",
         HEAD[0] + flow("a, b", "a b matmul r ="),
         {"a": _pick(rng, (2, 3)), "b": _pick(rng, (2, 3))}, **BY_WORKER)
-    # the first cube our executor sends to BLAS on limbs (bark_vm's uses_limbs: 49)
+    # the first cube our executor sends to BLAS on limbs (bark_vm's uses_limbs: 32)
     m = k = n = next(side for side in range(1, 1000) if uses_limbs(side, side, side))
     out[f"ops/matmul/square_{m}x{k}x{n}.toml"] = case(
         f"matmul [{m},{k}]·[{k},{n}] over int32 edges and a seeded sample (wraps): a square "
         "product, which a worker may run on a float64 BLAS scheme, exact only if it is exact",
+        HEAD[0] + flow("a, b", "a b matmul r ="),
+        {"a": tensor((m, k), values(rng, m * k)), "b": tensor((k, n), values(rng, k * n))})
+    # A float64 scheme may multiply whole int32 values by 16-bit limbs while K·2^47 ≤ 2^53
+    # (bark_vm's WHOLE_A_UP_TO, 64): one more odd term near 2^47 sums past 2^53 and rounds.
+    m, k, n = 32, 65, 32
+    out[f"ops/matmul/odd_terms_{m}x{k}x{n}.toml"] = case(
+        f"matmul [{m},{k}]·[{k},{n}] of -(2^31-1) by 65535: {k} odd terms near 2^47 whose sum "
+        "passes 2^53, where a float64 product of whole values by 16-bit limbs rounds (wraps)",
+        HEAD[0] + flow("a, b", "a b matmul r ="),
+        {"a": tensor((m, k), [MIN + 1] * (m * k)), "b": tensor((k, n), [65535] * (k * n))})
+    m, k, n = 32, 96, 32
+    out[f"ops/matmul/wide_{m}x{k}x{n}.toml"] = case(
+        f"matmul [{m},{k}]·[{k},{n}] over int32 edges and a seeded sample (wraps): an inner "
+        "dim past 64, where a float64 scheme splits both operands into limbs",
         HEAD[0] + flow("a, b", "a b matmul r ="),
         {"a": tensor((m, k), values(rng, m * k)), "b": tensor((k, n), values(rng, k * n))})
     return out
@@ -687,6 +701,18 @@ def wide_edges() -> dict[str, str]:
             "a, b, u, v", "a u {axis: 1} concat row = b v {axis: 0} concat column = "
             "row column matmul r ="),
         {"u": tensor((1, 3), [MAX, MIN, 12345]), "v": tensor((3, 1), [MIN + 1, -3, MAX])})
+    # A conv2d window is one product on the limbs whatever its shape: 2^21 + 1023 terms of -1
+    # by -1, whose low limbs' products (65535^2, odd) sum past 2^53 in one float64 product,
+    # to an odd total float64 cannot hold.
+    k = 2 * LIMB_CHUNK + 1023
+    out["ops/conv2d/inner_past_limb_chunk.toml"] = case(
+        f"conv2d of a [1,{k + 3}] row by a [1,{k + 3}] kernel, mostly -1 by -1: one window "
+        "whose 16-bit limbs' products sum past 2^53, so an executor on float64 limbs needs "
+        "chunks of at most 2^21 terms, the last here of three distinct wrapping terms",
+        HEAD[0] + f"in::a = 1 {k} -1 full;\nin::b = 1 {k} -1 full;\n" + flow(
+            "a, b, u, v", "a u {axis: 1} concat row = b v {axis: 1} concat kernel = "
+            "row kernel {stride: 1, padding: 0} conv2d r ="),
+        {"u": tensor((1, 3), [MAX, MIN, 12345]), "v": tensor((1, 3), [MIN + 1, -3, MAX])})
     # Row [v, 0, ..., 0] of N = 8: c = [7v, -v, ...], out_0 = rdiv(7v·M·8·2^10, R) ≈ M·√7, which
     # leaves int32 at q 9 and wraps; v = 10^6 puts max|c|·M·N·2^10 past 2^60 (the wide path).
     v = 10 ** 6

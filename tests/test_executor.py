@@ -274,17 +274,20 @@ def test_both_matmul_paths_give_the_definition(m, k, n, seed, edge_share):
 
 def test_the_matmul_kernel_takes_each_path(monkeypatch):
     """Shapes either side of the rule reach the path they should (the limbs are counted):
-    a cube of 48 is the last the loop takes (48^3 = 16·3·48^2), 49 the first for limbs, and
-    a skinny product of any length stays on the loop (issue 35: gradient descent's X·w)."""
+    a cube of 31 is the last the loop takes (31^3 < LIMBS_FROM ≤ 32^3), 32 the first for
+    limbs; [1000, 12]·[12, 12] is the last by the ratio (144,000 ≤ 6·24,144), [1000, 13]·[13,
+    13] the first; a skinny product of any length stays on the loop (issue 35: gradient
+    descent's X·w)."""
     seen = []
     real = ex_linalg.matmul_mod32
     monkeypatch.setattr(ex_linalg, "matmul_mod32", lambda a, b: seen.append(a.shape) or real(a, b))
-    assert 48 ** 3 == ex_linalg.LOOP_RATIO * 3 * 48 ** 2
-    for m, k, n in ((48, 48, 48), (49, 49, 49), (20000, 3, 1), (1, 5000, 3)):
+    assert 31 ** 3 < ex_linalg.LIMBS_FROM <= 32 ** 3
+    shapes = ((31, 31, 31), (32, 32, 32), (1000, 12, 12), (1000, 13, 13), (20000, 3, 1), (1, 5000, 3))
+    for m, k, n in shapes:
         a = np.full((m, k), INT32_MIN, np.int32)
         b = np.full((k, n), INT32_MIN + 1, np.int32)
         assert ex_linalg.matmul(2, a, b).tolist() == plain_matmul(a, b).tolist()
-    assert seen == [(49, 49)]
+    assert seen == [(32, 32), (1000, 13)]
 
 
 @SETTINGS

@@ -8,43 +8,87 @@ from .ints import I32, I64, U32, dims, mismatch, wrap32
 # partial sum exactly while K·2^32 < 2^53, i.e. K < 2^21. Longer inner dims are chunked.
 LIMB_CHUNK = 1 << 20
 # Which exact path is the cheaper, by shape (measured: docs/economics.md): the limbs cost
-# about 9 ns for each element of a, b and the product (split, converted, recombined), then
-# 0.16 ns a multiply-add in three float64 BLAS products; numpy's uint32 loop costs about
-# 0.7 ns a multiply-add. So the loop wins while m·k·n ≤ LOOP_RATIO·(m·k + k·n + m·n): a
-# skinny product (gradient descent's [rows, features]·[features, 1]) never pays for limbs.
-LOOP_RATIO = 16
+# about 12 us a call, then about 1.5 ns for each element of a, b and the product (split,
+# converted, recombined) and 0.16 ns a multiply-add in two or three float64 BLAS products;
+# numpy's uint32 loop costs about 0.65 ns a multiply-add. So the loop wins below LIMBS_FROM
+# multiply-adds and while m·k·n ≤ LOOP_RATIO·(m·k + k·n + m·n): a skinny product (gradient
+# descent's [rows, features]·[features, 1]) never pays for limbs.
+LOOP_RATIO = 6
+LIMBS_FROM = 30_000
 
 
 def uses_limbs(m: int, k: int, n: int) -> bool:
     """Whether [m,k]·[k,n] takes the limbs (BLAS) path, not numpy's uint32 loop."""
-    return m * k * n > LOOP_RATIO * (m * k + k * n + m * n)
+    work = m * k * n
+    return work >= LIMBS_FROM and work > LOOP_RATIO * (m * k + k * n + m * n)
 
 
-def _limbs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """x = hi·2^16 + lo with lo in [0, 2^16) and hi in [−2^15, 2^15), both as float64."""
-    x = x.astype(I64)
-    lo = x & I64(0xFFFF)
-    hi = x >> I64(16)
-    return lo.astype(np.float64), hi.astype(np.float64)
+# With a taken whole (|a| ≤ 2^31) against b's 16-bit limbs, a product's terms stay below
+# 2^47 in magnitude, so K terms sum exactly in float64 while K ≤ 2^6: two products, not three.
+WHOLE_A_UP_TO = 64
+
+
+def _carve(*shapes) -> list[np.ndarray]:
+    """Float64 arrays of these shapes cut from one allocation (one mmap, not one each: fresh
+    pages are what a large product's temporaries mostly cost; numpy gives ≥ 4 MiB huge pages)."""
+    room = np.empty(sum(r * c for r, c in shapes), np.float64)
+    parts, start = [], 0
+    for r, c in shapes:
+        parts.append(room[start:start + r * c].reshape(r, c))
+        start += r * c
+    return parts
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Σ_k a[i,k]·b[k,j] mod 2^32 as int32, K ≤ LIMB_CHUNK, by exact float64 products.
+
+    b = bhi·2^16 + blo with blo in [0, 2^16) and bhi in [−2^15, 2^15). For K ≤ WHOLE_A_UP_TO,
+    a·b = a·blo + 2^16·(a·bhi): two products. Otherwise a splits the same way and
+    a·b = alo·blo + 2^16·(ahi·blo + alo·bhi) + 2^32·ahi·bhi, whose last term vanishes mod
+    2^32: three products, each sum below 2^52. Either way only the middle sum's value mod
+    2^16 matters (mid/2^16 less its floor, scaled by 2^32), and low + that stays below 2^53, exact.
+    """
+    (m, k), n = a.shape, b.shape[1]
+    whole = k <= WHOLE_A_UP_TO
+    left = [(m, k)] if whole else [(m, k), (m, k)]
+    *alimbs, blo, bhi, mid, low, spare = _carve(*left, (k, n), (k, n), (m, n), (m, n), (m, n))
+    np.bitwise_and(b, I32(0xFFFF), out=blo)
+    np.right_shift(b, I32(16), out=bhi)
+    if whole:
+        np.copyto(alimbs[0], a)
+        np.matmul(alimbs[0], bhi, out=mid)                  # |.| ≤ 2^6·2^46
+        np.matmul(alimbs[0], blo, out=low)                  # |.| < 2^6·2^47
+    else:
+        alo, ahi = alimbs
+        np.bitwise_and(a, I32(0xFFFF), out=alo)
+        np.right_shift(a, I32(16), out=ahi)
+        np.matmul(ahi, blo, out=mid)
+        np.matmul(alo, bhi, out=low)
+        mid += low                                          # |.| < 2^20·2^32
+        np.matmul(alo, blo, out=low)                        # |.| < 2^20·2^32
+    mid *= 2.0 ** -16
+    np.floor(mid, out=spare)
+    mid -= spare                                            # (mid mod 2^16) / 2^16
+    mid *= 2.0 ** 32
+    low += mid
+    wide = spare.view(I64)
+    np.copyto(wide, low, casting="unsafe")
+    return wrap32(wide)
 
 
 def matmul_mod32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Σ_k a[i,k]·b[k,j] mod 2^32 as int32, for int32 matrices [M,K] and [K,N].
+    """Σ_k a[i,k]·b[k,j] mod 2^32 as int32, for int32 matrices [M,K] and [K,N]: one exact
+    product while K ≤ LIMB_CHUNK (the float64 bound), one per chunk of K past it. What it
+    allocates is bounded in footprint.py's _matmul: change the two together."""
+    return _product(a, b) if a.shape[1] <= LIMB_CHUNK else _chunked(a, b)
 
-    a·b = lo·lo + 2^16·(hi·lo + lo·hi) + 2^32·hi·hi; the last term vanishes mod 2^32 and only
-    the low 16 bits of the middle sum matter. Three float64 products, each exact (K < 2^21).
-    What it allocates is bounded in footprint.py's _matmul: change the two together.
-    """
-    m, k = a.shape
-    n = b.shape[1]
-    acc = np.zeros((m, n), dtype=I64)
-    for start in range(0, k, LIMB_CHUNK):
-        alo, ahi = _limbs(a[:, start:start + LIMB_CHUNK])
-        blo, bhi = _limbs(b[start:start + LIMB_CHUNK, :])
-        low = (alo @ blo).astype(I64)                       # |.| < 2^52
-        mid = (ahi @ blo).astype(I64) + (alo @ bhi).astype(I64)
-        acc = (acc + low + ((mid & I64(0xFFFF)) << I64(16))) & I64(0xFFFFFFFF)
-    return wrap32(acc)
+
+def _chunked(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sum mod 2^32 of one exact product per LIMB_CHUNK terms of K."""
+    total = np.zeros((a.shape[0], b.shape[1]), dtype=I64)
+    for start in range(0, a.shape[1], LIMB_CHUNK):
+        total += _product(a[:, start:start + LIMB_CHUNK], b[start:start + LIMB_CHUNK, :])
+    return wrap32(total)
 
 
 def matmul(q, a, b):
