@@ -654,3 +654,47 @@ def test_a_missing_semicolon_after_the_return_clause_says_what_was_expected():
     assert [(d.code, str(d.pos), d.message) for d in diags][:1] == [
         ("EPARSE", "6:11", "expected ',' or ';' after 'r' in the return clause of flow 'f', "
                            "found end of line")]
+
+
+# A syntax-tree value behaves as the frozen dataclass it replaced (issue 35: start-up).
+def _twin(kind):
+    """The frozen dataclass a Node class stands for: same name, fields and defaults."""
+    import dataclasses
+    fields = [(n, object, dataclasses.field(default=kind.__dict__[n])) if n in kind.__dict__
+              else (n, object) for n in kind._fields]
+    return dataclasses.make_dataclass(kind.__name__, fields, frozen=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(line=st.integers(1, 9), col=st.integers(1, 9), name=st.sampled_from(["a", "b"]),
+       other=st.sampled_from(["a", "b"]), spelling=st.sampled_from(["add", "plus"]))
+def test_syntax_tree_values_equal_hash_and_print_as_frozen_dataclasses(line, col, name, other,
+                                                                       spelling):
+    import pickle
+    from maned.lang.ast import Ref
+    pos = Pos(line, col)
+    for kind, args, others in ((Ref, (pos, name), (pos, other)),
+                               (OpCall, (pos, name, spelling), (pos, other, "add"))):
+        twin = _twin(kind)
+        ours, theirs = kind(*args), twin(*args)
+        assert repr(ours) == repr(theirs)
+        assert (ours == kind(*others)) == (theirs == twin(*others))
+        assert hash(ours) == hash(theirs)
+        assert ours == kind(**dict(zip(kind._fields, args)))
+        assert pickle.loads(pickle.dumps(ours)) == ours
+        with pytest.raises(AttributeError):
+            ours.pos = Pos(1, 1)
+    assert Ref(pos, name) != Num(pos, 0) and Ref(pos, name) != (pos, name)
+    assert OpCall(pos, name, spelling).params == ()       # the class body's default
+
+
+@pytest.mark.parametrize("args, kwargs, why", [
+    ((Pos(1, 1),), {}, "missing the field 'name'"),
+    ((Pos(1, 1), "a", "extra"), {}, "takes 2 fields, 3 given"),
+    ((Pos(1, 1), "a"), {"name": "b"}, "unexpected or repeated field 'name'"),
+    ((Pos(1, 1), "a"), {"spelling": "b"}, "unexpected or repeated field 'spelling'"),
+])
+def test_a_syntax_tree_value_refuses_wrong_fields(args, kwargs, why):
+    from maned.lang.ast import Ref
+    with pytest.raises(TypeError, match=why):
+        Ref(*args, **kwargs)

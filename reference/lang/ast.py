@@ -4,23 +4,72 @@ Bodies hold RPN terms already classified by the parser (R34): an identifier is a
 stack op, a flow call, or else an operand (`Ref`). Object parameters `{k: v}` attach to
 the op or call that follows them.
 """
-from dataclasses import dataclass, field
-
 from ..diagnostics import Pos
+
+
+class Node:
+    """A syntax-tree value, as a frozen dataclass is one: made from its annotated fields
+    (by position or name, a default from the class body), equal and hashed by type and
+    fields, never changed. A plain class, so a start-up defines its 31 kinds without
+    generating and compiling six methods for each (issue 35)."""
+
+    _fields: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._fields = tuple(cls.__dict__.get("__annotations__", ()))
+        cls.__match_args__ = cls._fields
+
+    def __init__(self, *args, **kwargs):
+        kind, names = type(self).__name__, self._fields
+        if len(args) > len(names):
+            raise TypeError(f"{kind} takes {len(names)} fields, {len(args)} given")
+        given = dict(zip(names, args))
+        for name, value in kwargs.items():
+            if name not in names or name in given:
+                raise TypeError(f"{kind} got an unexpected or repeated field {name!r}")
+            given[name] = value
+        for name in names:
+            value = given.get(name, getattr(type(self), name, _MISSING))
+            if value is _MISSING:
+                raise TypeError(f"{kind} is missing the field {name!r}")
+            object.__setattr__(self, name, value)
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self):
+        return hash(self._values())
+
+    def __repr__(self):
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({inner})"
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r}: a syntax-tree value is frozen")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r}: a syntax-tree value is frozen")
+
+
+_MISSING = object()
 
 # --- values -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class EnvRef:
+class EnvRef(Node):
     """`env("NAME")`: resolved when the plan runs, never at parse time (D13)."""
 
     pos: Pos
     var: str
 
 
-@dataclass(frozen=True)
-class ObjEntry:
+class ObjEntry(Node):
     """One `key: value` of an object parameter. value: int | str (a name) | tuple (a list)."""
 
     pos: Pos
@@ -31,29 +80,25 @@ class ObjEntry:
 # --- RPN terms ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Num:
+class Num(Node):
     pos: Pos
     value: int
 
 
-@dataclass(frozen=True)
-class TensorLit:
+class TensorLit(Node):
     pos: Pos
     shape: tuple[int, ...]
     data: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class Ref:
+class Ref(Node):
     """An operand: a parameter, a name bound earlier in the body, or a global (`in::`)."""
 
     pos: Pos
     name: str
 
 
-@dataclass(frozen=True)
-class OpCall:
+class OpCall(Node):
     """A catalogue op. `name` is its canonical name, `spelling` what was written."""
 
     pos: Pos
@@ -66,14 +111,12 @@ class OpCall:
         return {e.key: e.value for e in self.params}
 
 
-@dataclass(frozen=True)
-class FlowCall:
+class FlowCall(Node):
     pos: Pos
     name: str
 
 
-@dataclass(frozen=True)
-class StackOp:
+class StackOp(Node):
     """dup, drop, swap, over, rot, -rot: compile-time permutations, no graph node."""
 
     pos: Pos
@@ -85,14 +128,12 @@ Term = Num | TensorLit | Ref | OpCall | FlowCall | StackOp
 # --- body items ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Node):
     pos: Pos
     name: str
 
 
-@dataclass(frozen=True)
-class Decorator:
+class Decorator(Node):
     """`@name(args)` or `@name{...}`; args are ints or names as written."""
 
     pos: Pos
@@ -101,8 +142,7 @@ class Decorator:
     obj: tuple[ObjEntry, ...] = ()
 
 
-@dataclass(frozen=True)
-class Statement:
+class Statement(Node):
     """`terms targets [annotation] =`. `leftover` counts values below the bound top (W017)."""
 
     pos: Pos
@@ -113,8 +153,7 @@ class Statement:
     leftover: int = 0
 
 
-@dataclass(frozen=True)
-class Repeat:
+class Repeat(Node):
     """`repeat(n): ... end`, simultaneous update (R8): reads see the previous iteration."""
 
     pos: Pos
@@ -122,8 +161,7 @@ class Repeat:
     body: tuple[Statement, ...]
 
 
-@dataclass(frozen=True)
-class InertPrint:
+class InertPrint(Node):
     """`return(...)` or `memory::write` inside a flow body: parsed, never executed (W010)."""
 
     pos: Pos
@@ -135,15 +173,13 @@ BodyItem = Statement | Repeat | InertPrint
 # --- top-level items ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Quant:
+class Quant(Node):
     quantmax: int
     quantmin: int
     quantres: int
 
 
-@dataclass(frozen=True)
-class Directive:
+class Directive(Node):
     """Any `mnd::key = value;` (the quantization keys included)."""
 
     pos: Pos
@@ -151,15 +187,13 @@ class Directive:
     value: object
 
 
-@dataclass(frozen=True)
-class LiteralInput:
+class LiteralInput(Node):
     pos: Pos
     shape: tuple[int, ...]
     data: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class FileInput:
+class FileInput(Node):
     """`csv("path")`, `model("path")`; path None for empty parens (filled by --in)."""
 
     pos: Pos
@@ -167,8 +201,7 @@ class FileInput:
     path: str | None
 
 
-@dataclass(frozen=True)
-class CtorInput:
+class CtorInput(Node):
     """Host constructor in RPN: `3 3 zeros`, `[2,3,5] diag`."""
 
     pos: Pos
@@ -180,23 +213,20 @@ class CtorInput:
 InputValue = LiteralInput | FileInput | CtorInput
 
 
-@dataclass(frozen=True)
-class InputDecl:
+class InputDecl(Node):
     pos: Pos
     name: str
     value: InputValue
 
 
-@dataclass(frozen=True)
-class OutputDecl:
+class OutputDecl(Node):
     pos: Pos
     name: str
     kind: str
     path: str
 
 
-@dataclass(frozen=True)
-class DeviceField:
+class DeviceField(Node):
     """value: str | int | bool | EnvRef."""
 
     pos: Pos
@@ -204,33 +234,28 @@ class DeviceField:
     value: object
 
 
-@dataclass(frozen=True)
-class DeviceDecl:
+class DeviceDecl(Node):
     pos: Pos
     alias: str
     fields: tuple[DeviceField, ...]
 
 
-@dataclass(frozen=True)
-class StatusDecl:
+class StatusDecl(Node):
     pos: Pos
     alias: str
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(Node):
     pos: Pos
     name: str
 
 
-@dataclass(frozen=True)
-class DeviceRef:
+class DeviceRef(Node):
     pos: Pos
     alias: str
 
 
-@dataclass(frozen=True)
-class FlowDef:
+class FlowDef(Node):
     pos: Pos
     name: str
     params: tuple[Param, ...]
@@ -241,8 +266,7 @@ class FlowDef:
     unroll: int | None = None
 
 
-@dataclass(frozen=True)
-class Hyper:
+class Hyper(Node):
     """`key: value`; value is int, bool, or a tuple of ints (a sweep list)."""
 
     pos: Pos
@@ -250,8 +274,7 @@ class Hyper:
     value: object
 
 
-@dataclass(frozen=True)
-class MLDef:
+class MLDef(Node):
     pos: Pos
     algo: str
     name: str
@@ -262,15 +285,13 @@ class MLDef:
     decorators: tuple[Decorator, ...] = ()
 
 
-@dataclass(frozen=True)
-class TopStatement:
+class TopStatement(Node):
     """A top-level binding statement: binds a global, prints nothing (R28)."""
 
     stmt: Statement
 
 
-@dataclass(frozen=True)
-class PrintStatement:
+class PrintStatement(Node):
     """`return(rpn);` at top level: prints `return@<line> : <shape> = <values>` (R9)."""
 
     pos: Pos
@@ -281,10 +302,9 @@ Item = (Directive | InputDecl | OutputDecl | DeviceDecl | StatusDecl | FlowDef |
         | TopStatement | PrintStatement)
 
 
-@dataclass(frozen=True)
-class Program:
+class Program(Node):
     quant: Quant
-    items: tuple[Item, ...] = field(default_factory=tuple)
+    items: tuple[Item, ...] = ()
 
     def of(self, kind) -> list:
         return [i for i in self.items if isinstance(i, kind)]
