@@ -42,7 +42,8 @@ GOALS = (
     _down("local/startup/over_numpy_import", 1.3, "maned-run on a one-flow script <= 1.3x "
           "python -c 'import numpy'"),
     *(_down(f"local/core/{p}/over_numpy", 3.0, f"{p}, whole process, <= 3x a numpy script")
-      for p in ("matmul/64", "matmul/128", "matmul/256", "chain7/256", "conv2d/128")),
+      for p in ("matmul/64", "matmul/128", "matmul/256", "chain7/256", "conv2d/128",
+                "softmax/256", "layernorm/256")),
     _down("local/parse/per_value", 2.0, "parsing a tensor literal <= 2 us a value"),
     _down("local/csv/per_cell", 1.0, "reading a CSV <= 1 us a cell"),
     *(_up(f"chain/{a}/10000", 1.0, f"{a} at 10,000 rows: local no slower than routed to one VM")
@@ -52,7 +53,8 @@ GOALS = (
       for a in ("linear_regression", "logistic_regression", "xgboost")),
     _down("kernel/skinny/100000/over_floor", 3.0, "[100,000, 3]·[3, 1] <= 3x numpy's uint32 "
           "loop"),
-    _down("kernel/matmul/1024/over_floor", 1.2, "1024² matmul <= 1.2x the three-product floor"),
+    *(_down(f"kernel/matmul/{n}/over_floor", 1.2, f"{n}² matmul <= 1.2x the three-product "
+            "floor") for n in (64, 128, 256, 512, 1024)),
     # issue 27: a sweep linear in workers, on the simulated fleet (benchmarks/fleet.py)
     _up("fleet/h10/x1/efficiency", 0.95, "fleet, 10 ms rounds: efficiency >= 0.95 at 1 worker"),
     _up("fleet/h10/x16/efficiency", 0.9, "fleet, 10 ms rounds: efficiency >= 0.9 at 16"),

@@ -282,7 +282,8 @@ def test_the_matmul_kernel_takes_each_path(monkeypatch):
     real = ex_linalg.matmul_mod32
     monkeypatch.setattr(ex_linalg, "matmul_mod32", lambda a, b: seen.append(a.shape) or real(a, b))
     assert 31 ** 3 < ex_linalg.LIMBS_FROM <= 32 ** 3
-    shapes = ((31, 31, 31), (32, 32, 32), (1000, 12, 12), (1000, 13, 13), (20000, 3, 1), (1, 5000, 3))
+    shapes = ((31, 31, 31), (32, 32, 32), (1000, 12, 12), (1000, 13, 13), (20000, 3, 1),
+              (1, 5000, 3))
     for m, k, n in shapes:
         a = np.full((m, k), INT32_MIN, np.int32)
         b = np.full((k, n), INT32_MIN + 1, np.int32)
