@@ -400,18 +400,26 @@ def matmul_edges() -> dict[str, str]:
         "product, which a worker may run on a float64 BLAS scheme, exact only if it is exact",
         HEAD[0] + flow("a, b", "a b matmul r ="),
         {"a": tensor((m, k), values(rng, m * k)), "b": tensor((k, n), values(rng, k * n))})
-    # A float64 scheme may multiply whole int32 values by 16-bit limbs while K·2^47 ≤ 2^53
-    # (bark_vm's WHOLE_A_UP_TO, 64): one more odd term near 2^47 sums past 2^53 and rounds.
+    # A float64 scheme may multiply whole int32 values by unsigned 16-bit limbs while
+    # K·2^47 ≤ 2^53: one more odd term near 2^47 sums past 2^53 and rounds.
     m, k, n = 32, 65, 32
     out[f"ops/matmul/odd_terms_{m}x{k}x{n}.toml"] = case(
         f"matmul [{m},{k}]·[{k},{n}] of -(2^31-1) by 65535: {k} odd terms near 2^47 whose sum "
         "passes 2^53, where a float64 product of whole values by 16-bit limbs rounds (wraps)",
         HEAD[0] + flow("a, b", "a b matmul r ="),
         {"a": tensor((m, k), [MIN + 1] * (m * k)), "b": tensor((k, n), [65535] * (k * n))})
-    m, k, n = 32, 96, 32
+    # With signed 16-bit digits of b (|digit| ≤ 2^15) the bound is K·2^46 ≤ 2^53 (bark_vm's
+    # WHOLE_A_UP_TO, 128): one more odd term near 2^46 sums past 2^53 and rounds.
+    m, k, n = 32, 129, 32
+    out[f"ops/matmul/odd_terms_{m}x{k}x{n}.toml"] = case(
+        f"matmul [{m},{k}]·[{k},{n}] of -(2^31-1) by -32767: {k} odd terms near 2^46 whose "
+        "sum passes 2^53, where a float64 product of whole values by signed 16-bit digits "
+        "rounds (wraps)", HEAD[0] + flow("a, b", "a b matmul r ="),
+        {"a": tensor((m, k), [MIN + 1] * (m * k)), "b": tensor((k, n), [-32767] * (k * n))})
+    m, k, n = 32, 160, 32
     out[f"ops/matmul/wide_{m}x{k}x{n}.toml"] = case(
         f"matmul [{m},{k}]·[{k},{n}] over int32 edges and a seeded sample (wraps): an inner "
-        "dim past 64, where a float64 scheme splits both operands into limbs",
+        "dim past 128, where a float64 scheme splits both operands into limbs",
         HEAD[0] + flow("a, b", "a b matmul r ="),
         {"a": tensor((m, k), values(rng, m * k)), "b": tensor((k, n), values(rng, k * n))})
     return out

@@ -23,9 +23,10 @@ def uses_limbs(m: int, k: int, n: int) -> bool:
     return work >= LIMBS_FROM and work > LOOP_RATIO * (m * k + k * n + m * n)
 
 
-# With a taken whole (|a| ≤ 2^31) against b's 16-bit limbs, a product's terms stay below
-# 2^47 in magnitude, so K terms sum exactly in float64 while K ≤ 2^6: two products, not three.
-WHOLE_A_UP_TO = 64
+# With a taken whole (|a| ≤ 2^31) against b's signed 16-bit digits (|digit| ≤ 2^15), a
+# product's terms stay within 2^46, so K terms sum exactly in float64 while K ≤ 2^7: two
+# products, not three.
+WHOLE_A_UP_TO = 128
 
 
 def _carve(*shapes) -> list[np.ndarray]:
@@ -42,33 +43,38 @@ def _carve(*shapes) -> list[np.ndarray]:
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Σ_k a[i,k]·b[k,j] mod 2^32 as int32, K ≤ LIMB_CHUNK, by exact float64 products.
 
-    b = bhi·2^16 + blo with blo in [0, 2^16) and bhi in [−2^15, 2^15). For K ≤ WHOLE_A_UP_TO,
-    a·b = a·blo + 2^16·(a·bhi): two products. Otherwise a splits the same way and
-    a·b = alo·blo + 2^16·(ahi·blo + alo·bhi) + 2^32·ahi·bhi, whose last term vanishes mod
-    2^32: three products, each sum below 2^52. Either way only the middle sum's value mod
-    2^16 matters (mid/2^16 less its floor, scaled by 2^32), and low + that stays below 2^53, exact.
+    For K ≤ WHOLE_A_UP_TO, b ≡ bhi·2^16 + blo (mod 2^32) in signed digits, blo and bhi in
+    [−2^15, 2^15), and a·b ≡ a·blo + 2^16·(a·bhi): two products, each sum within 2^53.
+    Otherwise both split into limbs, lo in [0, 2^16) and hi in [−2^15, 2^15), and a·b =
+    alo·blo + 2^16·(ahi·blo + alo·bhi) + 2^32·ahi·bhi, whose last term vanishes mod 2^32:
+    three products, each sum below 2^52. Either way only the middle sum mod 2^16 matters:
+    mid/2^16 less its ceiling, times 2^32, in (−2^32, 0], so low + that stays within 2^53.
     """
     (m, k), n = a.shape, b.shape[1]
     whole = k <= WHOLE_A_UP_TO
     left = [(m, k)] if whole else [(m, k), (m, k)]
     *alimbs, blo, bhi, mid, low, spare = _carve(*left, (k, n), (k, n), (m, n), (m, n), (m, n))
-    np.bitwise_and(b, I32(0xFFFF), out=blo)
-    np.right_shift(b, I32(16), out=bhi)
     if whole:
+        shifted = b + I32(1 << 15)                          # wraps; bhi is needed mod 2^16
+        np.bitwise_and(shifted, I32(0xFFFF), out=blo)
+        blo -= 2.0 ** 15
+        np.right_shift(shifted, I32(16), out=bhi)
         np.copyto(alimbs[0], a)
-        np.matmul(alimbs[0], bhi, out=mid)                  # |.| ≤ 2^6·2^46
-        np.matmul(alimbs[0], blo, out=low)                  # |.| < 2^6·2^47
+        np.matmul(alimbs[0], bhi, out=mid)                  # |.| ≤ 2^7·2^46
+        np.matmul(alimbs[0], blo, out=low)                  # in [−2^53 + 2^38, 2^53]
     else:
         alo, ahi = alimbs
+        np.bitwise_and(b, I32(0xFFFF), out=blo)
+        np.right_shift(b, I32(16), out=bhi)
         np.bitwise_and(a, I32(0xFFFF), out=alo)
         np.right_shift(a, I32(16), out=ahi)
         np.matmul(ahi, blo, out=mid)
         np.matmul(alo, bhi, out=low)
         mid += low                                          # |.| < 2^20·2^32
-        np.matmul(alo, blo, out=low)                        # |.| < 2^20·2^32
+        np.matmul(alo, blo, out=low)                        # in [0, 2^20·2^32)
     mid *= 2.0 ** -16
-    np.floor(mid, out=spare)
-    mid -= spare                                            # (mid mod 2^16) / 2^16
+    np.ceil(mid, out=spare)
+    mid -= spare                                            # (mid mod 2^16) / 2^16 − 1 or 0
     mid *= 2.0 ** 32
     low += mid
     wide = spare.view(I64)
