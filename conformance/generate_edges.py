@@ -416,6 +416,18 @@ def matmul_edges() -> dict[str, str]:
         "sum passes 2^53, where a float64 product of whole values by signed 16-bit digits "
         "rounds (wraps)", HEAD[0] + flow("a, b", "a b matmul r ="),
         {"a": tensor((m, k), [MIN + 1] * (m * k)), "b": tensor((k, n), [-32767] * (k * n))})
+    # At K = 128 those sums reach ±2^53 exactly, so nothing may be added to one in float64: a
+    # sum just inside -2^53 (2^31-1 by digits of -2^15, one of -2^15+1: an odd sum) plus a
+    # middle sum's residue times 2^16 (b's high digits summing to -1) leaves 2^53 and rounds.
+    m, k, n = 32, 128, 32
+    column = [-2 ** 15 + 1, -2 ** 15 - 2 ** 16] + [-2 ** 15] * (k - 2)
+    out[f"ops/matmul/low_sum_at_2_53_{m}x{k}x{n}.toml"] = case(
+        f"matmul [{m},{k}]·[{k},{n}] of 2^31-1 by -2^15 (one -2^15+1, one -2^15-2^16): an odd "
+        f"sum of {k} terms just inside -2^53 and a middle sum ≡ -1 (mod 2^16), where a float64 "
+        "scheme that adds the one to the other rounds (wraps)",
+        HEAD[0] + flow("a, b", "a b matmul r ="),
+        {"a": tensor((m, k), [MAX] * (m * k)),
+         "b": tensor((k, n), [v for v in column for _ in range(n)])})
     m, k, n = 32, 160, 32
     out[f"ops/matmul/wide_{m}x{k}x{n}.toml"] = case(
         f"matmul [{m},{k}]·[{k},{n}] over int32 edges and a seeded sample (wraps): an inner "

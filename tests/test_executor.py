@@ -240,12 +240,14 @@ def test_limb_matmul_extremes_and_chunking(monkeypatch):
     for fill in (INT32_MIN, INT32_MAX, -1):
         a = np.full((3, 257), fill, np.int32)
         assert ex_linalg.matmul_mod32(a, a.T.copy()).tolist() == plain_matmul(a, a.T).tolist()
-    # the two-product path's bounds: at K = 128 a whole by b's signed digits sums to 2^53
-    # exactly (INT32_MIN by a digit of -2^15), and one more term takes the three products
+    # the two-product path's bounds: at K = 128 a whole by b's signed digits sums to ±2^53
+    # exactly (INT32_MIN by a digit of ±2^15: 32768 rounds down, 98304 up), and one more
+    # term takes the three products, whose digits reach ±2^15 the same way
     whole = ex_linalg.WHOLE_A_UP_TO
     for k in (whole - 1, whole, whole + 1):
-        for fa, fb in ((INT32_MIN, 32768), (INT32_MIN, -32768), (INT32_MIN + 1, -32767),
-                       (INT32_MAX, INT32_MAX), (INT32_MIN, INT32_MAX)):
+        for fa, fb in ((INT32_MIN, 32768), (INT32_MIN, -32768), (INT32_MIN, 98304),
+                       (INT32_MIN + 1, -32767), (INT32_MAX, INT32_MAX), (INT32_MIN, INT32_MAX),
+                       (98304, -98304)):
             a, b = np.full((2, k), fa, np.int32), np.full((k, 3), fb, np.int32)
             assert ex_linalg.matmul_mod32(a, b).tolist() == plain_matmul(a, b).tolist()
     a = rng.integers(INT32_MIN, INT32_MAX, (4, 50), dtype=np.int64, endpoint=True).astype(np.int32)

@@ -78,6 +78,32 @@ def test_a_chain_whose_round_ends_as_the_pool_stops_is_answered_not_raised():
         "ERUN", "flow 'fit#c0#r1': device 'local': its queue stopped"))]
 
 
+def test_an_aborted_pool_leaves_no_manager_thread_for_the_exit_to_wake():
+    """abort() returns once the pool's manager thread has ended: CPython 3.11's exit wakes
+    that thread through a pipe it closes as it ends, and both at once printed "Bad file
+    descriptor" after the Ctrl-C notice (seen in test_interrupts' random SIGINTs)."""
+    import maned
+    import maned.pipeline.intake
+    from maned.dispatch.job import Job
+    from maned.dispatch.lanes import PoolLane
+    from maned.dispatch.trace import Trace
+    from maned.targets.local import LocalTarget
+
+    graph = maned.pipeline.intake.compile_script(SLOW).graphs["left"]
+    reports = []
+    lane = PoolLane(LocalTarget(0), Trace(), lambda job, out, err: reports.append(
+        (job.name, err.code if err else None)), 2)
+    lane.submit(Job(key=(0, 0, 0, 0), name="left", graph=graph,
+                    inputs={"a": maned.Tensor((60, 60), (1,) * 3600)}))
+    until(lambda: any(lane._pids[:]), "a pool process started")
+    manager = lane._pool._executor_manager_thread
+    assert manager.is_alive()
+    lane.abort()
+    assert not manager.is_alive()
+    until(lambda: reports, "the job is answered")
+    assert reports == [("left", "ERUN")]
+
+
 def _cpu_ticks(pid: int) -> int:
     """User and system clock ticks `pid` has used (0 once it is gone)."""
     from pathlib import Path

@@ -23,7 +23,7 @@ def _matmul(args, params) -> int:
     m, k, n = a.shape[0], a.shape[1], b.shape[1]
     if not uses_limbs(m, k, n):
         return m * n * REGISTER_BYTES
-    # one float64 room (both operands' limbs, three [m,n]), the chunks' int64 sum, wrap32's
+    # float64 digits and two sums, their int64 copy, the chunks' int64 total, the int32 result
     return (m * n * 5 + (m * k + k * n) * 2) * WIDE_BYTES + m * n * REGISTER_BYTES
 
 

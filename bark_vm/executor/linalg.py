@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..wire.constants import MAX_RANK
-from .ints import I32, I64, U32, dims, mismatch, wrap32
+from .ints import I32, I64, U32, U64, dims, mismatch, wrap32
 
 # Each limb product sums at most K terms below 2^32 in magnitude; float64 holds every
 # partial sum exactly while K·2^32 < 2^53, i.e. K < 2^21. Longer inner dims are chunked.
@@ -12,7 +12,9 @@ LIMB_CHUNK = 1 << 20
 # converted, recombined) and 0.16 ns a multiply-add in two or three float64 BLAS products;
 # numpy's uint32 loop costs about 0.65 ns a multiply-add. So the loop wins below LIMBS_FROM
 # multiply-adds and while m·k·n ≤ LOOP_RATIO·(m·k + k·n + m·n): a skinny product (gradient
-# descent's [rows, features]·[features, 1]) never pays for limbs.
+# descent's [rows, features]·[features, 1]) never pays for limbs. (Measured on the three-
+# product limbs; the two-product ones since win from about 26^3 multiply-adds and at
+# [10000, 30]·[30, 2], so the rule leaves some speed to the loop: docs/economics.md.)
 LOOP_RATIO = 6
 LIMBS_FROM = 30_000
 
@@ -27,59 +29,69 @@ def uses_limbs(m: int, k: int, n: int) -> bool:
 # product's terms stay within 2^46, so K terms sum exactly in float64 while K ≤ 2^7: two
 # products, not three.
 WHOLE_A_UP_TO = 128
+# Adding it to a float64 within 2^67 rounds that float to the nearest multiple of 2^16: the
+# sum lies in [2^68, 2^69], where float64s are 2^(68−52) = 2^16 apart.
+TO_2_16 = 1.5 * 2.0 ** 68
+SHIFT_16 = U64(16)
 
 
-def _carve(*shapes) -> list[np.ndarray]:
-    """Float64 arrays of these shapes cut from one allocation (one mmap, not one each: fresh
-    pages are what a large product's temporaries mostly cost; numpy gives ≥ 4 MiB huge pages)."""
-    room = np.empty(sum(r * c for r, c in shapes), np.float64)
-    parts, start = [], 0
-    for r, c in shapes:
-        parts.append(room[start:start + r * c].reshape(r, c))
-        start += r * c
-    return parts
+def _digits(x: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> None:
+    """x = hi·2^16 + lo exactly, in float64, hi = x/2^16 rounded to nearest: both digits
+    in [−2^15, 2^15] (five float passes over x: cheaper than the four integer ones of
+    signed digits, two of them casting)."""
+    np.copyto(lo, x)
+    np.add(lo, TO_2_16, out=hi)
+    hi -= TO_2_16                                   # x rounded to a multiple of 2^16
+    lo -= hi
+    hi *= 2.0 ** -16
+
+
+def _limbs(x: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> None:
+    """x = hi·2^16 + lo exactly, in float64: lo = x mod 2^16 in [0, 2^16), hi = x >> 16 in
+    [−2^15, 2^15) (two integer passes)."""
+    np.bitwise_and(x, I32(0xFFFF), out=lo)
+    np.right_shift(x, I32(16), out=hi)
 
 
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Σ_k a[i,k]·b[k,j] mod 2^32 as int32, K ≤ LIMB_CHUNK, by exact float64 products.
 
-    For K ≤ WHOLE_A_UP_TO, b ≡ bhi·2^16 + blo (mod 2^32) in signed digits, blo and bhi in
-    [−2^15, 2^15), and a·b ≡ a·blo + 2^16·(a·bhi): two products, each sum within 2^53.
-    Otherwise both split into limbs, lo in [0, 2^16) and hi in [−2^15, 2^15), and a·b =
-    alo·blo + 2^16·(ahi·blo + alo·bhi) + 2^32·ahi·bhi, whose last term vanishes mod 2^32:
-    three products, each sum below 2^52. Either way only the middle sum mod 2^16 matters:
-    mid/2^16 less its ceiling, times 2^32, in (−2^32, 0], so low + that stays within 2^53.
+    For K ≤ WHOLE_A_UP_TO, a is taken whole against b's signed digits (_digits): a·b =
+    2^16·(a·bhi) + a·blo, two products, each term within 2^31·2^15 = 2^46, each sum within
+    2^53. Past it both split into limbs (_limbs), and a·b ≡ 2^16·(ahi·blo + alo·bhi) +
+    alo·blo (mod 2^32), the term 2^32·ahi·bhi vanishing: three products, each term below
+    2^32, each sum below 2^52. Either way the two sums [mid, low] are exact integers within
+    2^53, so int64 holds them, and 2^16·mid + low mod 2^32 is read from their uint64 bits,
+    where overflow wraps.
     """
     (m, k), n = a.shape, b.shape[1]
     whole = k <= WHOLE_A_UP_TO
-    left = [(m, k)] if whole else [(m, k), (m, k)]
-    *alimbs, blo, bhi, mid, low, spare = _carve(*left, (k, n), (k, n), (m, n), (m, n), (m, n))
+    # every temporary cut from one allocation: fresh pages, not arithmetic, are what a large
+    # product's temporaries mostly cost, and separate ones cost them again on every call
+    right, both = 2 * k * n, 4 * m * n
+    room = np.empty(right + both + m * k * (1 if whole else 2), np.float64)
+    bdigits = room[:right].reshape(2, k, n)
+    sums_and_wide = room[right:right + both].reshape(2, 2, m, n)
+    sums = sums_and_wide[0]
     if whole:
-        shifted = b + I32(1 << 15)                          # wraps; bhi is needed mod 2^16
-        np.bitwise_and(shifted, I32(0xFFFF), out=blo)
-        blo -= 2.0 ** 15
-        np.right_shift(shifted, I32(16), out=bhi)
-        np.copyto(alimbs[0], a)
-        np.matmul(alimbs[0], bhi, out=mid)                  # |.| ≤ 2^7·2^46
-        np.matmul(alimbs[0], blo, out=low)                  # in [−2^53 + 2^38, 2^53]
+        _digits(b, bdigits[0], bdigits[1])
+        af = room[right + both:].reshape(m, k)
+        np.copyto(af, a)
+        np.matmul(af, bdigits, out=sums)                    # [a·bhi, a·blo]
     else:
-        alo, ahi = alimbs
-        np.bitwise_and(b, I32(0xFFFF), out=blo)
-        np.right_shift(b, I32(16), out=bhi)
-        np.bitwise_and(a, I32(0xFFFF), out=alo)
-        np.right_shift(a, I32(16), out=ahi)
+        (ahi, alo), (bhi, blo), (mid, low) = room[right + both:].reshape(2, m, k), bdigits, sums
+        _limbs(a, ahi, alo)
+        _limbs(b, bhi, blo)
         np.matmul(ahi, blo, out=mid)
         np.matmul(alo, bhi, out=low)
-        mid += low                                          # |.| < 2^20·2^32
-        np.matmul(alo, blo, out=low)                        # in [0, 2^20·2^32)
-    mid *= 2.0 ** -16
-    np.ceil(mid, out=spare)
-    mid -= spare                                            # (mid mod 2^16) / 2^16 − 1 or 0
-    mid *= 2.0 ** 32
-    low += mid
-    wide = spare.view(I64)
-    np.copyto(wide, low, casting="unsafe")
-    return wrap32(wide)
+        mid += low
+        np.matmul(alo, blo, out=low)
+    wide = sums_and_wide[1].view(U64)
+    np.copyto(wide, sums, casting="unsafe")                 # exact: integers within 2^53
+    shifted = wide[0]
+    shifted <<= SHIFT_16
+    shifted += wide[1]
+    return shifted.astype(U32).view(I32)                    # unsigned narrowing: mod 2^32
 
 
 def matmul_mod32(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ import threading
 
 from ..diagnostics import Diagnostic
 from ..diagnostics.printer import run_line
+from ..targets import bounds
 from ..targets.local import PickledPrograms, evaluate_program, local_result
 from ..failures import TargetFailure, internal_error
 from ..interrupts import deferred
@@ -202,7 +203,15 @@ class PoolLane:
             for pid in pids:
                 if pid:
                     _terminate(pid)
+            # The pool's manager thread closes its wake-up pipe as it ends, and CPython
+            # 3.11's exit writes to that pipe unlocked: both at once print "Bad file
+            # descriptor" after the Ctrl-C notice. Its processes were just ended, so it
+            # ends at once; waiting for it (bounded) leaves the exit nothing to race.
+            # (shutdown() drops the pool's reference to it: taken first.)
+            manager = getattr(self._pool, "_executor_manager_thread", None)
             self._pool.shutdown(wait=False, cancel_futures=True)
+            if manager is not None:
+                manager.join(bounds.CLOSE_GRACE_S)
 
     def join(self, timeout: float) -> None:
         pass
