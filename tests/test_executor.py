@@ -256,6 +256,26 @@ def test_limb_matmul_extremes_and_chunking(monkeypatch):
     assert ex_linalg.matmul_mod32(a, b).tolist() == plain_matmul(a, b).tolist()
 
 
+def test_limb_matmul_keeps_no_result_in_its_scratch_and_each_thread_its_own():
+    """A thread reuses its last room for its next product of that shape (KEEP_BYTES): no
+    result aliases it, shapes alternate freely (both paths), and threads keep their own."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(11)
+    shapes = [(32, 40, 36), (32, 129, 36), (20, 40, 36)]
+    pairs = [(edge_matrix(rng, (m, k), 0.3), edge_matrix(rng, (k, n), 0.3)) for m, k, n in shapes]
+    wants = [plain_matmul(a, b).tolist() for a, b in pairs]
+    first = ex_linalg.matmul_mod32(*pairs[0])
+    for _ in range(2):
+        for (a, b), want in zip(pairs, wants):
+            assert ex_linalg.matmul_mod32(a, b).tolist() == want
+    assert first.tolist() == wants[0]  # the later products of its shape left it alone
+    a, b = edge_matrix(rng, (96, 100), 0.3), edge_matrix(rng, (100, 96), 0.3)
+    want = plain_matmul(a, b).tolist()
+    with ThreadPoolExecutor(4) as pool:  # one shape: a room shared by threads would be torn
+        got = list(pool.map(lambda _: ex_linalg.matmul_mod32(a, b).tolist(), range(40)))
+    assert got == [want] * 40
+
+
 def test_limb_matmul_beyond_2_to_21():
     """An inner dimension past the float64-exact bound is chunked; checked mod 2^64 in uint64."""
     k = (1 << 21) + 3

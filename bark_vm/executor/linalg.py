@@ -1,4 +1,6 @@
 """matmul (exact mod 2^32 by float64 BLAS products on 16-bit limbs, DESIGN §5) and transpose."""
+import threading
+
 import numpy as np
 
 from ..wire.constants import MAX_RANK
@@ -53,6 +55,32 @@ def _limbs(x: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> None:
     np.right_shift(x, I32(16), out=hi)
 
 
+# A thread's last room and its views, kept for its next product of the same shape when the
+# room is at most KEEP_BYTES: a repeated product then pays neither the allocation nor the
+# dozen views (3 us of 38 at 64^2). Every value a product reads from it is written first;
+# what a thread keeps (at most KEEP_BYTES) is outside any job's footprint.
+_kept = threading.local()
+KEEP_BYTES = 1 << 20
+
+
+def _room(m: int, k: int, n: int) -> tuple:
+    """Every float64 temporary of an [m,k]·[k,n] product, cut from one allocation: fresh
+    pages, not arithmetic, are what a large product's temporaries mostly cost, and separate
+    ones cost them again on every call. (a's one or two arrays; b's two, stacked and each;
+    the two sums, stacked and each; their uint64 copy, stacked and each.)"""
+    if getattr(_kept, "shape", None) == (m, k, n):
+        return _kept.views
+    left, right, both = m * k * (1 if k <= WHOLE_A_UP_TO else 2), 2 * k * n, 2 * m * n
+    room = np.empty(left + right + 2 * both, np.float64)
+    bdigits = room[left:left + right].reshape(2, k, n)
+    sums = room[left + right:left + right + both].reshape(2, m, n)
+    wide = room[left + right + both:].reshape(2, m, n).view(U64)
+    views = (tuple(room[:left].reshape(-1, m, k)), bdigits, *bdigits, sums, *sums, wide, *wide)
+    if room.nbytes <= KEEP_BYTES:
+        _kept.shape, _kept.views = (m, k, n), views
+    return views
+
+
 def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Σ_k a[i,k]·b[k,j] mod 2^32 as int32, K ≤ LIMB_CHUNK, by exact float64 products.
 
@@ -65,32 +93,22 @@ def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     where overflow wraps.
     """
     (m, k), n = a.shape, b.shape[1]
-    whole = k <= WHOLE_A_UP_TO
-    # every temporary cut from one allocation: fresh pages, not arithmetic, are what a large
-    # product's temporaries mostly cost, and separate ones cost them again on every call
-    right, both = 2 * k * n, 4 * m * n
-    room = np.empty(right + both + m * k * (1 if whole else 2), np.float64)
-    bdigits = room[:right].reshape(2, k, n)
-    sums_and_wide = room[right:right + both].reshape(2, 2, m, n)
-    sums = sums_and_wide[0]
-    if whole:
-        _digits(b, bdigits[0], bdigits[1])
-        af = room[right + both:].reshape(m, k)
-        np.copyto(af, a)
-        np.matmul(af, bdigits, out=sums)                    # [a·bhi, a·blo]
+    alimbs, bdigits, bhi, blo, sums, mid, low, wide, shifted, low_bits = _room(m, k, n)
+    if k <= WHOLE_A_UP_TO:
+        _digits(b, bhi, blo)
+        np.copyto(alimbs[0], a)
+        np.matmul(alimbs[0], bdigits, out=sums)             # [a·bhi, a·blo]
     else:
-        (ahi, alo), (bhi, blo), (mid, low) = room[right + both:].reshape(2, m, k), bdigits, sums
+        ahi, alo = alimbs
         _limbs(a, ahi, alo)
         _limbs(b, bhi, blo)
         np.matmul(ahi, blo, out=mid)
         np.matmul(alo, bhi, out=low)
         mid += low
         np.matmul(alo, blo, out=low)
-    wide = sums_and_wide[1].view(U64)
     np.copyto(wide, sums, casting="unsafe")                 # exact: integers within 2^53
-    shifted = wide[0]
     shifted <<= SHIFT_16
-    shifted += wide[1]
+    shifted += low_bits
     return shifted.astype(U32).view(I32)                    # unsigned narrowing: mod 2^32
 
 
@@ -110,12 +128,11 @@ def _chunked(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def matmul(q, a, b):
-    """[M,K]·[K,N] → [M,N], c[i,j] = Σ_k a[i,k]·b[k,j] (wrapped: a pure sum, R36). Skinny
-    and small products run on uint32 views, whose C loop wraps mod 2^32 exactly; the others
-    on BLAS (uses_limbs)."""
+    """[M,K]·[K,N] → [M,N], c[i,j] = Σ_k a[i,k]·b[k,j] (wrapped: a pure sum, R36), on
+    int32 registers (the interpreter casts every input). Skinny and small products run on
+    uint32 views, whose C loop wraps mod 2^32 exactly; the others on BLAS (uses_limbs)."""
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise mismatch(f"matmul {dims(a.shape)} x {dims(b.shape)}")
-    a, b = a.astype(I32, copy=False), b.astype(I32, copy=False)
     if not uses_limbs(a.shape[0], a.shape[1], b.shape[1]):
         return np.matmul(a.view(U32), b.view(U32)).view(I32)
     return matmul_mod32(a, b)
