@@ -60,15 +60,27 @@ def swarm():
         yield
     finally:
         docker("stack", "rm", STACK, check=False)
-        until(lambda: not docker("ps", "-q", "--filter", f"label=com.docker.stack.namespace="
-                                 f"{STACK}", check=False).strip(), "the stack's containers gone")
-        until(lambda: NETWORK not in docker("network", "ls", "--format", "{{.Name}}",
-                                            check=False), "the stack's network gone")
-        docker("secret", "rm", SECRET, check=False)
-        if initialised:
-            docker("swarm", "leave", "--force", check=False)
-            if "docker_gwbridge" not in networks_before:  # swarm init made it
-                docker("network", "rm", "docker_gwbridge", check=False)
+        try:
+            until(lambda: not docker("ps", "-q", "--filter", f"label=com.docker.stack.namespace="
+                                     f"{STACK}", check=False).strip(),
+                  "the stack's containers gone")
+            until(network_removed, "the stack's network gone")
+        finally:  # the swarm is left as it was found even when the stack would not go
+            docker("secret", "rm", SECRET, check=False)
+            if initialised:
+                docker("swarm", "leave", "--force", check=False)
+                if "docker_gwbridge" not in networks_before:  # swarm init made it
+                    docker("network", "rm", "docker_gwbridge", check=False)
+
+
+def network_removed() -> bool:
+    """Whether the stack's network is gone, removing it if it is not: `docker stack rm` tries
+    once, and gives up on a network whose last endpoint is still leaving (a busy machine)."""
+    def present() -> bool:
+        return NETWORK in docker("network", "ls", "--format", "{{.Name}}", check=False).split()
+    if present():
+        docker("network", "rm", NETWORK, check=False)
+    return not present()
 
 
 def healthy(n: int) -> None:
