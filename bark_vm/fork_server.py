@@ -27,7 +27,7 @@ import sys
 
 PR_SET_PDEATHSIG, PR_SET_NAME = 1, 15
 MAX_MESSAGE = 64 * 1024
-# The socket's words, both ways (reference/targets/vm_forks.py speaks them too)
+# The socket's words, both ways (reference/devices/warm_parent.py speaks them too)
 FORK, KILL = "fork", "kill"              # asked
 FORKED, FAILED, EXITED = "forked", "failed", "exited"  # answered
 ARG_SEP = b"\0"                          # between a fork's number and each argument

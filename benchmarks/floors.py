@@ -7,8 +7,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 
-from maned.targets import bounds
-from maned.targets.http_exchange import Exchange
+from maned.devices import ANSWER_DEADLINE_S, CONNECT_TIMEOUT_S, Exchange
 
 ECHO = r"""
 import sys, struct
@@ -69,8 +68,8 @@ def loopback_http():
     port = int(proc.stdout.readline())
 
     def send(payload: bytes) -> bytes:
-        return Exchange("127.0.0.1", port, bounds.CONNECT_TIMEOUT_S,
-                        bounds.ANSWER_DEADLINE_S).send(
+        return Exchange("127.0.0.1", port, CONNECT_TIMEOUT_S,
+                        ANSWER_DEADLINE_S).send(
             "POST", "/echo", [], [("Content-Type", "application/octet-stream")],
             payload).body
     try:

@@ -9,9 +9,7 @@ from bark_vm.container import docker_client, worker_container, worker_image, wor
 from maned.lowering.fixtures import build_fixture
 from maned.io.cli_values import parse_value
 from maned.pipeline.intake import compile_script
-from maned.dispatch.device_factory import VmChild, open_device
-from maned.dispatch.device_specs import Remote
-from maned.targets.vm_forks import DEFAULT_VM
+from maned.devices import DEFAULT_VM, Remote, VmChild, open_device
 
 USER = "bench"
 TINY = """mnd::quantmax=1000;

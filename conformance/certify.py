@@ -28,7 +28,7 @@ from pathlib import Path
 
 from maned.diagnostics.printer import register_secret
 from maned.io.files import overwrites
-from maned.targets.bounds import MAX_DEADLINE_S
+from maned.devices import MAX_DEADLINE_S
 from maned_machine.boot import BOOT_DEADLINE_S
 
 EXIT_PARTIAL = 3  # every case of a --cases run passed: a pipeline must not read it as certified

@@ -25,8 +25,7 @@ from maned.lowering.lower import lower
 from maned.pipeline.intake import compile_script
 from maned.tensor import Tensor
 from maned.failures import DeviceFailure
-from maned.targets.http_exchange import Exchange
-from maned.targets.bounds import CONNECT_TIMEOUT_S, MAX_HEAD_BYTES
+from maned.devices import CONNECT_TIMEOUT_S, MAX_HEAD_BYTES, Exchange
 
 from .outcome import Outcome, check_id, not_run
 

@@ -8,11 +8,7 @@ import os
 from urllib.parse import urlsplit
 
 from bark_vm.wire.constants import DEFAULT_PORT
-from maned.dispatch.device_factory import VmChild, open_device
-from maned.dispatch.device_specs import Remote
-from maned.targets.cdp import CdpDevice
-from maned.targets.vm import VmDevice
-from maned.targets.vm_forks import DEFAULT_VM
+from maned.devices import DEFAULT_VM, Device, Remote, VmChild, open_device
 
 ROUTE = "vm"  # the alias --require-vm routes every routable flow to
 JOB_DEADLINE_S = 20.0  # per job: a stalled target costs one case this long, not the run
@@ -59,9 +55,9 @@ class VmUnderTest:
         self.command = (command or list(DEFAULT_VM)) + (
             ["--abi", str(abi)] if abi else [])
         self.deadline_s = deadline_s
-        self._device: VmDevice | None = None
+        self._device: Device | None = None
 
-    def device(self) -> VmDevice:
+    def device(self) -> Device:
         if self._device is not None and self._device.broken:
             self._device.close()
             self._device = None
@@ -136,7 +132,7 @@ class WorkerUnderTest:
         self._fresh = lambda: open_device(alias, where, deadline_s)
         self._device = self._fresh()
 
-    def device(self) -> CdpDevice:
+    def device(self) -> Device:
         return self._device
 
     def status(self):

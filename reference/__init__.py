@@ -8,10 +8,10 @@ import importlib
 # name -> the module that is its one home
 _HOMES = {
     "__version__": "bark_vm.version",
-    "DeviceOverride": "maned.dispatch.device_specs",
+    "DeviceOverride": "maned.devices.specs",
     "Report": "maned.pipeline.report",
     "run": "maned.pipeline.run_api",
-    "Probing": "maned.targets.discovery",
+    "Probing": "maned.devices.discovery",
     "Tensor": "maned.tensor",
 }
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from maned.static_check import check
 from maned.lowering.fixtures import build_fixture
 from maned.failures import DeviceFailure
-from maned.targets.cdp import CdpDevice
+from maned.devices.cdp import CdpDevice
 from maned.tensor import Tensor
 
 from support.raw_http import call

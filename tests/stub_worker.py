@@ -7,7 +7,7 @@ import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from maned.targets.cdp import CdpDevice
+from maned.devices.cdp import CdpDevice
 
 DEEP_JSON = b'{"x":' * 100000 + b"1" + b"}" * 100000  # nested 10^5 deep
 STATUS = {"proto": 1, "alias": "stub", "kind": "x86", "uptime_s": 1, "requests": 0,

@@ -1,6 +1,6 @@
 """Every process that runs the executor runs BLAS on one thread unless the user set it
 (issue 23, point 11): under load a 256x256 matmul took 86 ms with BLAS's default threads
-against 12.6 ms with one. A Bark VM child (maned.targets.vm.child_env), bark-worker, and
+against 12.6 ms with one. A Bark VM child (maned.devices.vm.child_env), bark-worker, and
 maned-bench's own process (the kernel and METG figures time the executor in-process)."""
 import json
 import os

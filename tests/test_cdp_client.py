@@ -1,4 +1,4 @@
-"""The CDP client (reference/targets/cdp.py) against a real bark-worker (re-login after an
+"""The CDP client (reference/devices/cdp.py) against a real bark-worker (re-login after an
 evicted token) and against a stub worker for the protocol's edge cases that a healthy worker
 never produces (spec/wire.md §8 item 5): poll backoff, the poll budget, lost results, job
 errors, cancelled jobs, TOO_LARGE_FOR_SYNC, malformed answers, one line per CDP code."""
@@ -11,10 +11,10 @@ import pytest
 
 from bark_vm.container import worker_process
 from bark_vm.wire.constants import ERROR_STATUS
-from maned.targets import bounds, cdp
-from maned.targets.cdp import CdpDevice
+from maned.devices import bounds, cdp
+from maned.devices.cdp import CdpDevice
 from maned.failures import DeviceFailure
-from maned.targets.worker_errors import MEANING
+from maned.devices.worker_errors import MEANING
 from gates import FAKES, Gate, until
 from maned.cli.run import INTERRUPTED
 from stub_worker import DEEP_JSON, STATUS, Drip, Stub

@@ -8,8 +8,8 @@ import pytest
 from conftest import EXAMPLES, SEED_SWEEP_NOTE, run_tool
 from maned.cli import lint as lint_cli
 from maned.cli import run as run_cli
-from maned.targets.discovery import MAX_WINDOW_MS
-from maned.targets.bounds import MAX_DEADLINE_S
+from maned.devices.discovery import MAX_WINDOW_MS
+from maned.devices.bounds import MAX_DEADLINE_S
 from support.processes import installed, run
 from support.scripts import HML, preamble
 

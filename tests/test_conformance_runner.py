@@ -218,7 +218,7 @@ SAME_WORDS = [c for c in map(load, sorted(CASES.rglob("*_refused.toml")))
 
 @pytest.mark.parametrize("case", SAME_WORDS, ids=[c.id for c in SAME_WORDS])
 def test_a_refusal_before_sending_is_in_the_interpreters_words(case):
-    from maned.targets.vm import VmDevice
+    from maned.devices.vm import VmDevice
 
     local = maned.run(source=case.script, inputs=case.inputs)
     device = VmDevice("vm", [sys.executable, "-m", "bark_vm.vm", "--alias", "vm"], 30)

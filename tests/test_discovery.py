@@ -222,7 +222,7 @@ def test_discover_contradictions_are_e032(maned_lint, fields, at, message):
 
 
 def test_a_probe_port_defaults_to_4781():
-    from maned.targets.discovery import parse_probe
+    from maned.devices.discovery import parse_probe
     assert parse_probe("tasks.worker") == ("tasks.worker", 4781)
     assert parse_probe("10.0.0.21:4790") == ("10.0.0.21", 4790)
 
@@ -338,7 +338,7 @@ subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
 from bark_vm.container import free_port, worker_process
 from maned.cli import run as run_cli
 from maned.failures import DeviceFailure
-from maned.targets.discovery import discover
+from maned.devices.discovery import discover
 
 folder, password = sys.argv[1], sys.argv[2]
 os.environ["P_DISC"] = password

@@ -9,7 +9,7 @@ import pytest
 
 from maned.cli.args import parse_args
 from maned.diagnostics import MnError
-from maned.dispatch.device_specs import host_problem, remote_of
+from maned.devices.specs import host_problem, remote_of
 
 from fuzzing import cases, deadline, mutate_bytes
 

@@ -14,7 +14,7 @@ import pytest
 from bark_vm.container import free_port, worker_process
 from bark_vm.server.discovery import reply
 from bark_vm.wire.constants import DISCOVERY_FIELDS, DISCOVERY_PROBE, DISCOVERY_REPLY_MAX
-from maned.targets.discovery import Found, discover, parse_reply
+from maned.devices.discovery import Found, discover, parse_reply
 
 from fuzzing import cases, deadline, mutate_bytes
 from stub_worker import STATUS

@@ -4,7 +4,7 @@ shows as the guard's timeout, not as a stuck suite."""
 import pytest
 
 import maned
-from maned.targets.cdp import CdpDevice
+from maned.devices.cdp import CdpDevice
 from stub_worker import DEEP_JSON, STATUS, Drip, Stub
 from support.processes import maned_run_child
 from support.scripts import H0, Verbatim, device

@@ -237,7 +237,7 @@ def test_pool_processes_unpickle_each_program_once(monkeypatch):
 
 def test_a_vm_child_starts_when_the_plan_names_it():
     """D7: `spawn` starts the child and returns without its HELO; `start` reads it."""
-    from maned.dispatch.device_specs import device_specs
+    from maned.devices.specs import device_specs
     from maned.dispatch.fleet import Fleet
     program = maned.pipeline.intake.compile_script(expand(
         "{H0}\n" + 'device::vm1 { host = "local"; }\n' +
@@ -255,7 +255,7 @@ def test_a_vm_child_starts_when_the_plan_names_it():
 
 def test_a_vm_child_runs_blas_on_one_thread_unless_told(monkeypatch):
     from bark_vm.blas import BLAS_THREADS
-    from maned.targets.vm import child_env
+    from maned.devices.vm import child_env
     for name in BLAS_THREADS:
         monkeypatch.delenv(name, raising=False)
     assert {n: child_env()[n] for n in BLAS_THREADS} == dict.fromkeys(BLAS_THREADS, "1")

@@ -1,5 +1,5 @@
 """Bark VM children forked from one warm parent (DESIGN D7, bark_vm/fork_server.py,
-maned.targets.vm_forks): the default VM command's children are the warm parent's, start
+maned.devices.warm_parent): the default VM command's children are the warm parent's, start
 without importing anything, and nothing of them outlives the run, its Ctrl-C or its
 coordinator's death."""
 import os
@@ -14,13 +14,13 @@ import maned
 from conftest import EXAMPLES, expand
 from maned.cli.run import INTERRUPTED
 from maned.failures import DeviceFailure
-from maned.targets import vm_forks
-from maned.targets.vm import VmDevice, vm_command
+from maned.devices import warm_parent
+from maned.devices.vm import VmDevice, vm_command
 from gates import until
 from support.processes import MANED_RUN, children, gone, kill, run, start
 from support.signals import default_sigint
 
-pytestmark = pytest.mark.skipif(not vm_forks.CAN_FORK,
+pytestmark = pytest.mark.skipif(not warm_parent.CAN_FORK,
                                 reason="no pidfd_open here: VM children are not forked")
 
 # The sweep of DESIGN §6 on two default VMs, long enough (seconds) to be caught running.
@@ -73,7 +73,7 @@ def test_default_children_are_forked_from_one_warm_parent_and_import_nothing():
         _close(devices)
     assert [d.proc.returncode for d in devices] == [0, 0]
     assert all(gone(p) for p in (parent, *(d.pid for d in devices)))
-    assert _warm_parents(os.getpid()) == [] and vm_forks._parent is None
+    assert _warm_parents(os.getpid()) == [] and warm_parent._parent is None
 
 
 def test_the_warm_parent_runs_blas_on_one_thread_unless_told(monkeypatch):
@@ -102,7 +102,7 @@ def test_any_other_command_is_a_process_of_its_own(monkeypatch):
     the child is started as before, this process its parent, its imports its own."""
     own = VmDevice("vm1", [sys.executable, "-c", "from bark_vm.vm import main; main()",
                            "--alias", "vm1"])
-    monkeypatch.setattr(vm_forks, "CAN_FORK", False)
+    monkeypatch.setattr(warm_parent, "CAN_FORK", False)
     plain = _devices("vm2")[0]
     try:
         for d in (own, plain):
@@ -204,7 +204,7 @@ def test_a_warm_parent_that_cannot_start_is_the_devices_failure(tmp_path, monkey
     assert (e.value.kind, e.value.message) == (
         "died", "device 'vm1' (Bark VM) could not start: ChildProcessError: the warm parent of "
         "the Bark VMs exited with status 1: ModuleNotFoundError: No module named 'numpy'")
-    assert device.broken and vm_forks._parent is None
+    assert device.broken and warm_parent._parent is None
 
 
 def test_a_run_leaves_no_process_behind():
@@ -250,8 +250,8 @@ def test_a_killed_coordinator_leaves_no_warm_parent_and_no_child(workdir):
 # (the socket to the warm parent, the VMs' pipes), as a --threads pool process does.
 HOLDER = """
 import os, sys, time
-from maned.targets import vm_forks
-from maned.targets.vm import VmDevice, vm_command
+from maned.devices import warm_parent
+from maned.devices.vm import VmDevice, vm_command
 devices = [VmDevice(a, vm_command(a, {})) for a in ("vm1", "vm2")]
 for d in devices:
     d.start()
@@ -259,7 +259,7 @@ holder = os.fork()
 if holder == 0:
     time.sleep(300)
     os._exit(0)
-print(holder, vm_forks._parent.proc.pid, *(d.pid for d in devices), flush=True)
+print(holder, warm_parent._parent.proc.pid, *(d.pid for d in devices), flush=True)
 time.sleep(300)
 """
 

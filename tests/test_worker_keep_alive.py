@@ -8,9 +8,9 @@ import socket
 import threading
 
 from bark_vm.wire.envelope import decode_result
-from maned.dispatch.device_factory import open_device
-from maned.targets.http_exchange import Exchange
-from maned.dispatch.device_specs import Remote
+from maned.devices import open_device
+from maned.devices.http_exchange import Exchange
+from maned.devices.specs import Remote
 
 from support.raw_http import call, over, raw, split
 from support.status import status_of

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
-from maned.targets.bounds import MAX_DEADLINE_S
+from maned.devices import MAX_DEADLINE_S
 
 from . import judgements, report
 from .mutants import DEFAULT_FILES, Mutant, enumerate_mutants, resolve_files

@@ -6,11 +6,11 @@ from bark_vm.wire.constants import DISCOVERY_PORT
 from bark_vm.wire.digits import whole_number
 
 from ..diagnostics import Diagnostic, MnError
-from ..dispatch.device_specs import DeviceOverride
+from ..devices.specs import DeviceOverride
 from ..lang.names import nearest
-from ..targets.bounds import THREADS_MAX
+from ..devices.bounds import THREADS_MAX
 from ..targets.local import ENGINE_FROM
-from ..targets.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
+from ..devices.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
 
 USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--verify]
                  [--require-vm] [--trap-overflow] [--reference | --engine] [--threads N]

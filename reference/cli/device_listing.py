@@ -13,7 +13,7 @@ from ..diagnostics.printer import mask, run_line
 from bark_vm.wire.constants import DISCOVERY_PORT, DISCOVERY_PROBE
 
 from ..failures import DeviceFailure, Refused
-from ..targets.discovery import (BROADCAST, DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing,
+from ..devices.discovery import (BROADCAST, DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing,
                                  discover, parse_probe, resolve)
 from .args import ArgReader, shown_argument, usage_error, window_ms
 from .version import version_text

@@ -7,7 +7,8 @@ import time
 
 from ..lang.ast import Quant
 from ..targets.local import LocalTarget
-from ..targets.bounds import CLOSE_GRACE_S, SIGNAL_CHECK_S
+from ..devices import open_device
+from ..devices.bounds import CLOSE_GRACE_S, SIGNAL_CHECK_S
 from ..targets.target import LOCAL
 
 
@@ -29,7 +30,7 @@ class Fleet:
     @property
     def discovery(self):
         if self._discovery is None:
-            from ..targets.discovery import Discovery, Probing
+            from ..devices.discovery import Discovery, Probing
             self._discovery = Discovery(Probing())
         return self._discovery
 
@@ -49,18 +50,12 @@ class Fleet:
                                                         self.reference)
             return target
         from ..targets.routed import RoutedTarget
-        from ..targets.vm import vm_command
-        from .device_factory import VmChild, open_device
-        from .device_specs import deadline_of, remote_of
         if name in self._lent:
             self._targets[name] = RoutedTarget(self._lent[name], "lent", self.quant,
                                                self.compiler)
         else:
             spec = self.specs[name]
-            deadline = deadline_of(spec)
-            where = (VmChild(tuple(vm_command(name, spec.fields))) if spec.kind == "vm"
-                     else remote_of(spec))
-            device = open_device(name, where, deadline, self.discovery)
+            device = open_device(name, spec, self.discovery)
             self._targets[name] = RoutedTarget(device, spec.kind, self.quant, self.compiler)
         return self._targets[name]
 

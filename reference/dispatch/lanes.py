@@ -12,7 +12,7 @@ import threading
 
 from ..diagnostics import Diagnostic
 from ..diagnostics.printer import run_line
-from ..targets import bounds
+from ..devices import bounds
 from ..targets.local import PickledPrograms, evaluate_program, local_result
 from ..failures import TargetFailure, internal_error
 from ..interrupts import deferred

@@ -10,7 +10,7 @@ from ..lang.names import suggest
 from ..catalogue import BY_NAME
 from ..failures import DeviceFailure, Refused
 from ..targets.target import LOCAL
-from .device_specs import (FORCED_ALIAS, VM_ALIAS, DeviceSpec, deadline_of, device_specs,
+from ..devices.specs import (FORCED_ALIAS, VM_ALIAS, DeviceSpec, deadline_of, device_specs,
                       pool_members, pools, remote_of)
 from .plan import Plan, definitions, statements
 from .scheduler import Routing
@@ -100,7 +100,7 @@ class _Pools:
     def _of(self, alias: str) -> list[str]:
         if alias not in self._members:
             if self.discovery is None:
-                from ..targets.discovery import Discovery, Probing
+                from ..devices.discovery import Discovery, Probing
                 self.discovery = Discovery(Probing())
             try:
                 found = self.discovery.found()

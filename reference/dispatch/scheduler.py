@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ..diagnostics import Diagnostic
 from ..graph.flow_graph import FlowGraph
 from ..lang import ast
-from ..targets import bounds
+from ..devices import bounds
 from ..targets.target import LOCAL
 from ..tensor import Tensor
 from .fleet import Fleet

@@ -8,7 +8,7 @@ from ..catalogue import OpContext
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.ledger import exit_code
 from ..diagnostics.printer import mask
-from ..dispatch.device_specs import DeviceOverride, discovers
+from ..devices.specs import DeviceOverride, discovers
 from ..dispatch.fleet import Fleet
 from ..dispatch.plan import make_plan
 from ..dispatch.routing import resolve_routing, routed_aliases
@@ -24,9 +24,9 @@ from ..lang import ast
 from ..lang.labels import off_labels
 from ..lang.names import suggest
 from ..static_check import build_statement
-from ..targets.bounds import THREADS_MAX
+from ..devices.bounds import THREADS_MAX
 from ..targets.local import engine_chosen
-from ..targets.discovery import Discovery, Probing
+from ..devices.discovery import Discovery, Probing
 from .intake import check_input_names, compile_script, input_values, script_source
 from .sweeps import sweep_note, sweeps
 from .report import (STATUS_FIELDS, DiagnosticRecord, FlowOutputs, Note, OutFile, Report,

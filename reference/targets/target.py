@@ -1,4 +1,5 @@
-"""The one interface every target implements (DESIGN §7); how they fail is `maned.failures`.
+"""The one interface every target implements (DESIGN §7); how they fail is `maned.failures`,
+what a routed one drives is a `maned.devices.Device`.
 
     open()                   -> the target's Status (None for the local interpreter)
     spawn()                  -> start its process now without waiting for it (D7), if any
@@ -31,30 +32,6 @@ class Ran(NamedTuple):
     """A job's answer: its outputs by name, and what travelled (None when nothing did)."""
     outputs: dict[str, Tensor]
     io: Io | None = None
-
-
-class Device(Protocol):
-    """What a routed target drives (a Bark VM child, a CDP worker): `status` once started,
-    `run(request bytes) -> result bytes` or DeviceFailure."""
-    alias: str
-    status: Status | None
-    sync_limit: int | None
-
-    @property
-    def pid(self) -> int | None: ...
-
-    @property
-    def where(self) -> str: ...  # how messages name it: "device 'bob' (HOST:PORT)"
-
-    def spawn(self) -> None: ...
-
-    def start(self) -> Status: ...
-
-    def run(self, request: bytes) -> bytes: ...
-
-    def abort(self) -> None: ...
-
-    def close(self) -> None: ...
 
 
 class Target(Protocol):

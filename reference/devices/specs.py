@@ -8,7 +8,7 @@ from typing import Literal
 from bark_vm.wire.constants import DEFAULT_PORT
 from bark_vm.wire.digits import whole_number
 
-from ..targets.bounds import ANSWER_DEADLINE_S, MAX_DEADLINE_S
+from .bounds import ANSWER_DEADLINE_S, MAX_DEADLINE_S
 
 from ..diagnostics import Diagnostic, MnError
 from ..diagnostics.printer import register_secret

@@ -1,8 +1,8 @@
 """A Bark VM child (DESIGN D7): one `bark-vm --alias A` process per `host = "local"` alias,
 spawned as soon as the plan names it (its HELO read by its first job), spoken to in stdio frames
 (HELO first, then MNPK -> MNRS | ERRJ), every exchange under one deadline. A child of the
-default command is forked from the run's warm parent (vm_forks); any other command is started
-as a process of its own."""
+default command is forked from the run's warm parent (warm_parent); any other command is
+started as a process of its own. Either way the device drives a `Child`."""
 import os
 import subprocess
 import tempfile
@@ -16,9 +16,10 @@ from bark_vm.wire.status import Status, parse_status
 from ..failures import DeviceFailure
 from ..interrupts import deferred
 from ..io.descriptors import refusal
+from . import Child
 from . import bounds
 from .frame_pipe import FramePipe
-from .vm_forks import DEFAULT_VM, ForkedChild, fork_child, forked_args
+from .warm_parent import DEFAULT_VM, fork_child, forked_args
 from .worker_errors import worker_error_text
 
 VM_FILES = 3  # a child's stdin and stdout pipes, and its log file
@@ -39,13 +40,27 @@ def child_env() -> dict[str, str]:
     return one_blas_thread(dict(os.environ))
 
 
+class Spawned(subprocess.Popen):
+    """A Bark VM child started as a process of its own: a Popen with the rest of `Child`."""
+
+    @property
+    def known_pid(self) -> int | None:
+        return self.pid
+
+    def abandon(self) -> None:
+        """Nothing more to do: the kill was sent, and the kernel reaps what it leaves."""
+
+    def release(self) -> None:
+        """Nothing is shared with another device."""
+
+
 class VmDevice:
     sync_limit = None  # a child answers every request in order, whatever its size
 
     def __init__(self, alias: str, command: list[str],
                  deadline_s: float = bounds.ANSWER_DEADLINE_S):
         self.alias, self.command, self.deadline_s = alias, command, deadline_s
-        self.proc: subprocess.Popen | None = None
+        self.proc: Child | None = None
         self.status: Status | None = None
         self._pipe: FramePipe | None = None
         self._broken: DeviceFailure | None = None
@@ -57,7 +72,7 @@ class VmDevice:
 
     @property
     def where(self) -> str:
-        pid = self.proc.known_pid if isinstance(self.proc, ForkedChild) else self.pid
+        pid = self.proc.known_pid if self.proc else None
         return f"device '{self.alias}' (Bark VM, pid {pid})"
 
     @property
@@ -103,9 +118,9 @@ class VmDevice:
             return
         try:
             with deferred():  # a Ctrl-C inside Popen would lose the child it started
-                self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE,
-                                             stdout=subprocess.PIPE, stderr=self._log,
-                                             bufsize=0, env=child_env())
+                self.proc = Spawned(self.command, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=self._log, bufsize=0,
+                                    env=child_env())
         except OSError as e:
             self._broken = DeviceFailure(f"no local Bark VM: spawning '{self.command[0]}' "
                                          f"failed: {e.strerror or e}", kind="connect_failed")
@@ -145,6 +160,9 @@ class VmDevice:
                                     kind="malformed_response")
             raise DeviceFailure(worker_error_text(*err), *err)
         raise self._break(f"the Bark VM for '{self.alias}' answered with a {kind!r} frame")
+
+    def release(self, deadline_s: float) -> None:
+        """Nothing to free after an abort: the killed child held the only job."""
 
     def abort(self) -> None:
         """Stop at once (on Ctrl-C): the child is killed, a wait on it ends."""
@@ -202,11 +220,9 @@ class VmDevice:
             except ChildProcessError:  # a forked child that never was
                 pass
             except subprocess.TimeoutExpired:  # a warm parent that does not answer
-                if isinstance(self.proc, ForkedChild):
-                    self.proc.stop_parent()
+                self.proc.abandon()
         finally:
-            if isinstance(self.proc, ForkedChild):  # its warm parent may stop now
-                self.proc.release()
+            self.proc.release()
         self.proc.stdout.close()
         if self._log:
             self._log.close()

@@ -59,6 +59,11 @@ class CdpDevice:
     def where(self) -> str:
         return f"device '{self.alias}' ({self.host}:{self.port})"
 
+    @property
+    def broken(self) -> bool:
+        """Aborted: it refuses every later request, a fresh device is needed."""
+        return self._stopping.is_set()
+
     def _fail(self, text: str, code: str | None = None, detail: str = "",
               kind: FailureKind = "malformed_response") -> DeviceFailure:
         """A failure naming this device: the worker's CDP code, or else its kind, carried as

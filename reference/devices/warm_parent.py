@@ -70,7 +70,7 @@ class WarmParent:
         self._cond = threading.Condition()
         self._reading = False
         self.ended = False  # its socket closed: no more answers
-        self.users = 0  # devices with a child of it, not yet closed (vm_forks' lock)
+        self.users = 0  # devices with a child of it, not yet closed (this module's lock)
         self._next = 0
         self.pids: dict[int, int] = {}  # child N -> its pid, once forked
         self.codes: dict[int, int] = {}  # child N -> how it ended (Popen's returncode)
@@ -218,8 +218,8 @@ def _release(parent: WarmParent) -> None:
 
 
 class ForkedChild:
-    """A forked Bark VM child with what VmDevice uses of a subprocess.Popen: pid, stdin,
-    stdout, poll, wait, kill, returncode; and `release` once the device is closed."""
+    """A Bark VM child forked from the warm parent, a `maned.devices.Child`: what VmDevice
+    uses of a subprocess.Popen, and `release` once the device is closed."""
 
     def __init__(self, parent: WarmParent, argv: list[str], stderr: int):
         self._parent = parent
@@ -253,7 +253,7 @@ class ForkedChild:
         """Its pid if the warm parent has said it, without waiting (for messages)."""
         return self._parent.pids.get(self._number)
 
-    def stop_parent(self) -> None:
+    def abandon(self) -> None:
         """The last resort of a close whose kill went unanswered: the warm parent itself
         is killed, and its children with it (PR_SET_PDEATHSIG)."""
         self._parent.proc.kill()
