@@ -4,14 +4,10 @@ one numpy import.
 
     python -m bark_vm.fork_server SOCKET_FD COORDINATOR_PID
 
-The coordinator starts it with one end of a SOCK_SEQPACKET socket pair; each message is
-one of:
-
-    fork N\\0ARG...   with three fds: the child's stdin, stdout, stderr; the child runs
-                     `bark-vm ARG...` on them        -> forked N PID | failed N WHY
-    kill N           SIGKILL to child N, unless it has ended already
-                                                     <- exited N CODE (when child N ends;
-                                                        CODE < 0: killed by signal -CODE)
+The coordinator starts it with one end of a SOCK_SEQPACKET socket pair and asks it to fork
+a child (three fds with the message: the child's stdin, stdout, stderr; the child runs
+`bark-vm ARG...` on them) or to kill one; it answers with each child's pid and, when the
+child ends, its exit code. The messages and their codec are bark_vm/wire/fork_socket.py.
 
 It reaps its children and reports each end. It lives no longer than its coordinator: when
 the socket is shut or the coordinator process ends (a pidfd on it), it kills its children,
@@ -25,20 +21,14 @@ import signal
 import socket
 import sys
 
+from .wire.fork_socket import EXITED, FAILED, FORKED, KILL, answer, read_request
+
 PR_SET_PDEATHSIG, PR_SET_NAME = 1, 15
 MAX_MESSAGE = 64 * 1024
-# The socket's words, both ways (reference/devices/warm_parent.py speaks them too)
-FORK, KILL = "fork", "kill"              # asked
-FORKED, FAILED, EXITED = "forked", "failed", "exited"  # answered
-ARG_SEP = b"\0"                          # between a fork's number and each argument
 USAGE = "usage: python -m bark_vm.fork_server SOCKET_FD COORDINATOR_PID"
 
 
-def _send(sock: socket.socket, *words) -> None:
-    sock.send(" ".join(map(str, words)).encode())
-
-
-class WarmParent:
+class ForkServer:
     def __init__(self, sock: socket.socket, coordinator: int, sigint):
         """coordinator: a pidfd on it; sigint: the SIGINT handler a child starts with."""
         self.sock, self.coordinator, self.sigint = sock, coordinator, sigint
@@ -69,17 +59,16 @@ class WarmParent:
             return False
         if not data:
             return False
-        verb, _, rest = data.partition(b" ")
-        if verb == KILL.encode():
-            pid = self.by_number.get(int(rest))
+        verb, number, argv = read_request(data)
+        if verb == KILL:
+            pid = self.by_number.get(number)
             if pid is not None:  # not reaped yet (only this thread reaps): still our child
                 os.kill(pid, signal.SIGKILL)
             return True
-        number, *argv = rest.split(ARG_SEP)
         try:
-            self._fork(int(number), [a.decode() for a in argv], fds, poller)
+            self._fork(number, argv, fds, poller)
         except OSError as e:
-            _send(self.sock, FAILED, int(number), f"{type(e).__name__}: {e}")
+            self.sock.send(answer(FAILED, number, f"{type(e).__name__}: {e}"))
         finally:
             for fd in fds:
                 os.close(fd)
@@ -99,7 +88,7 @@ class WarmParent:
         self.children[pidfd] = (number, pid)
         self.by_number[number] = pid
         poller.register(pidfd, select.POLLIN)
-        _send(self.sock, FORKED, number, pid)
+        self.sock.send(answer(FORKED, number, pid))
 
     def _child(self, parent: int, argv: list[str], fds: list[int]) -> None:
         """In the child: bark-vm on the three fds, dying with the warm parent. Never returns."""
@@ -135,7 +124,7 @@ class WarmParent:
         os.close(pidfd)
         del self.by_number[number]
         _, status = os.waitpid(pid, 0)
-        _send(self.sock, EXITED, number, os.waitstatus_to_exitcode(status))
+        self.sock.send(answer(EXITED, number, os.waitstatus_to_exitcode(status)))
 
     def end(self) -> None:
         """Kill every child and reap it: nothing is left behind."""
@@ -169,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     from . import vm
     vm._parser()
     gc.freeze()  # what is loaded now stays out of the children's collections (and shared)
-    parent = WarmParent(sock, watch, sigint)
+    parent = ForkServer(sock, watch, sigint)
     try:
         parent.serve()
     finally:

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bark_vm.vm import serve
+from bark_vm.wire import fork_socket
 from bark_vm.wire import ir as wire_ir
 from bark_vm.wire import strict_json
 from bark_vm.wire.constants import WorkerError
@@ -348,3 +349,23 @@ def test_a_status_with_an_unknown_field_nested_to_the_cap_is_accepted():
     assert parse_status(text.encode()).alias == "vm1"
     with pytest.raises(ValueError, match="nesting deeper than 16"):
         parse_status((json.dumps(body)[:-1] + ',"extra":' + "[" * 16 + "]" * 16 + "}").encode())
+
+
+# --- the warm parent's socket (bark_vm/wire/fork_socket.py) ------------------------------
+@settings(max_examples=200)
+@given(st.integers(0, 2**31), st.lists(st.text(st.characters(blacklist_characters="\0",
+                                                             blacklist_categories=("Cs",)))))
+def test_the_fork_socket_codec_reads_back_what_it_writes(number, argv):
+    assert fork_socket.read_request(fork_socket.fork_request(number, argv)) == (
+        "fork", number, argv)
+    assert fork_socket.read_request(fork_socket.kill_request(number)) == ("kill", number, [])
+    for verb, value in ((fork_socket.FORKED, 4242), (fork_socket.EXITED, -9),
+                        (fork_socket.FAILED, "OSError: [Errno 24] Too many open files")):
+        assert fork_socket.read_answer(fork_socket.answer(verb, number, value)) == (
+            verb, number, str(value))
+
+
+@pytest.mark.parametrize("data", [b"", b"spawn 1", b"kill x", b"fork", b"fork 1x\0a"])
+def test_the_fork_socket_refuses_what_is_no_request(data):
+    with pytest.raises(ValueError):
+        fork_socket.read_request(data)

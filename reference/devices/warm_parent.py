@@ -17,7 +17,8 @@ import tempfile
 import threading
 import time
 
-from bark_vm.fork_server import ARG_SEP, EXITED, FAILED, FORK, FORKED, KILL
+from bark_vm.wire.fork_socket import (EXITED, FAILED, FORKED, fork_request, kill_request,
+                                      read_answer)
 
 from ..interrupts import deferred
 from .bounds import CLOSE_GRACE_S, START_DEADLINE_S
@@ -81,9 +82,8 @@ class WarmParent:
         Does not wait: the warm parent may still be importing numpy."""
         with self._cond:
             number, self._next = self._next, self._next + 1
-        message = f"{FORK} {number}".encode() + b"".join(ARG_SEP + a.encode() for a in argv)
         try:
-            socket.send_fds(self._sock, [message], list(fds))
+            socket.send_fds(self._sock, [fork_request(number, argv)], list(fds))
         except OSError:  # it died before it could read a request (its numpy missing, say)
             self.ended = True
             raise ChildProcessError(self.why_ended()) from None
@@ -92,7 +92,7 @@ class WarmParent:
     def kill(self, number: int) -> None:
         """SIGKILL to child N, unless it has ended (the warm parent checks, and reaps)."""
         try:
-            self._sock.send(f"{KILL} {number}".encode())
+            self._sock.send(kill_request(number))
         except OSError:  # the warm parent is gone, and its children with it
             pass
 
@@ -142,13 +142,13 @@ class WarmParent:
             if not data:
                 self.ended = True
                 continue
-            verb, number, rest = data.decode().split(" ", 2)
+            verb, number, rest = read_answer(data)
             if verb == FORKED:
-                self.pids[int(number)] = int(rest)
+                self.pids[number] = int(rest)
             elif verb == EXITED:
-                self.codes[int(number)] = int(rest)
+                self.codes[number] = int(rest)
             elif verb == FAILED:
-                self.failed[int(number)] = rest
+                self.failed[number] = rest
 
     def why_ended(self) -> str:
         """The warm parent's last words (its stderr's last line), for a failed start."""
