@@ -30,6 +30,7 @@ from maned.diagnostics.printer import register_secret
 from maned.io.files import overwrites
 from maned.devices import MAX_DEADLINE_S
 from maned_machine.boot import BOOT_DEADLINE_S
+from maned_machine.modes import ACCELERATORS, mode_of
 
 EXIT_PARTIAL = 3  # every case of a --cases run passed: a pipeline must not read it as certified
 
@@ -67,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--uefi", action="store_true", help="with --boot: boot by UEFI, not BIOS")
     p.add_argument("--secure-boot", action="store_true", help="with --boot: UEFI with Secure "
                    "Boot on")
-    p.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto",
+    p.add_argument("--accel", choices=ACCELERATORS, default="auto",
                    help="with --boot: QEMU's accelerator (auto: KVM only where it runs a "
                    "guest)")
     p.add_argument("--boot-timeout", type=float, default=BOOT_DEADLINE_S, metavar="SECONDS",
@@ -105,7 +106,7 @@ def certify_machine(args) -> int:
     from maned_machine.boot import (QEMU_ERR, SERIAL_LOG, SETUP_MODE, Machine, accelerator,
                                     cannot_boot)
     image = Path(args.boot)
-    mode = "secure" if args.secure_boot else "uefi" if args.uefi else "bios"
+    mode = mode_of(args.uefi, args.secure_boot)
     kept = (SERIAL_LOG, QEMU_ERR)  # the machine's, copied into the report
     why = overwrites([(str(Path(args.out) / name), f"the report's {name}") for name in
                       (report.REPORT, report.SIGNATURE, report.SUMMARY, report.JUNIT, *kept)],

@@ -22,6 +22,7 @@ import warnings
 from contextlib import ExitStack
 
 import pytest
+from maned_machine.modes import ACCELERATORS, MODES
 
 from .targets import LocalUnderTest, ReferenceUnderTest, VmUnderTest, WorkerUnderTest
 
@@ -38,8 +39,8 @@ def pytest_addoption(parser):
                     "$BARK_URL, else a worker container)")
     group.addoption("--bark-boot", default=None, metavar="IMAGE",
                     help="boot this Bark machine image under QEMU as the `hardware` target")
-    group.addoption("--bark-boot-mode", default="bios", choices=("bios", "uefi", "secure"))
-    group.addoption("--bark-boot-accel", default="auto", choices=("auto", "kvm", "tcg"))
+    group.addoption("--bark-boot-mode", default="bios", choices=MODES)
+    group.addoption("--bark-boot-accel", default="auto", choices=ACCELERATORS)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,8 @@ import os
 from urllib.parse import urlsplit
 
 from bark_vm.wire.constants import DEFAULT_PORT
-from maned.devices import DEFAULT_VM, Device, Remote, VmChild, open_device
+from maned.devices import (DEFAULT_VM, BadAddress, Device, Remote, VmChild, open_device,
+                           parse_address)
 
 ROUTE = "vm"  # the alias --require-vm routes every routable flow to
 JOB_DEADLINE_S = 20.0  # per job: a stalled target costs one case this long, not the run
@@ -95,15 +96,15 @@ def url_problem(url: str) -> str | None:
         return f"{NOT_HTTP}: it does not parse (not shown, in case it holds a password)"
     if parts.scheme != "http":
         return f"{NOT_HTTP}: a worker speaks plain http:// (CDP), no other scheme"
-    if not parts.hostname:
-        return f"{NOT_HTTP}: it names no host"
     try:
-        port = parts.port
-    except ValueError:  # not digits, or above 65535
-        port = 0
-    if port is not None and not 0 < port < 65536:
-        return (f"{NOT_HTTP}: its port is not a whole number from 1 to 65535 (not shown, "
-                "in case it is a password)")
+        parse_address(parts.netloc)
+    except BadAddress as e:
+        if e.part == "host":
+            return f"{NOT_HTTP}: it names no host"
+        if e.part == "port":
+            return (f"{NOT_HTTP}: its port is not a whole number from 1 to 65535 (not shown, "
+                    "in case it is a password)")
+        return f"{NOT_HTTP}: {e.why}"
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         return (f"{NOT_HTTP}: a path, query or fragment after HOST:PORT is not used by a "
                 "worker, and not shown (in case it holds a password)")
@@ -123,8 +124,8 @@ class WorkerUnderTest:
         why = url_problem(url)
         if why:
             raise ValueError(why)
-        parts = urlsplit(url if "//" in url else "http://" + url)
-        self.url, self.host, self.port = url, parts.hostname, parts.port or DEFAULT_PORT
+        host, port = parse_address(urlsplit(url if "//" in url else "http://" + url).netloc)
+        self.url, self.host, self.port = url, host, port or DEFAULT_PORT
         user = user if user is not None else os.environ.get("BARK_USER")
         password = password if password is not None else os.environ.get("BARK_PASS")
         self.deadline_s = deadline_s

@@ -25,6 +25,7 @@ from maned.io.files import overwrites
 
 from .guest.identity import SETUP_MODE
 from .guest.oem import oem_string
+from .modes import ACCELERATORS, MODES, mode_of
 from .terminal import Terminal
 
 QEMU = "qemu-system-x86_64"
@@ -32,7 +33,6 @@ OVMF_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.fd")
 OVMF_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.fd")
 OVMF_SECURE_CODE = Path("/usr/share/OVMF/OVMF_CODE_4M.secboot.fd")
 OVMF_SECURE_VARS = Path("/usr/share/OVMF/OVMF_VARS_4M.ms.fd")  # Microsoft's keys enrolled
-MODES = ("bios", "uefi", "secure")
 OVMF_FILES = {"uefi": (OVMF_CODE, OVMF_VARS), "secure": (OVMF_SECURE_CODE, OVMF_SECURE_VARS)}
 MEMORY_MIB = 1536  # the system unpacks into RAM (about 200 MB) beside its archive
 MEMORY_MIN_MIB, MEMORY_MAX_MIB = 512, 65536  # --memory's bounds
@@ -63,7 +63,7 @@ def add_arguments(p) -> None:
                    f"to the worker's {DEFAULT_PORT} (default {DEFAULT_PORT})")
     p.add_argument("--discovery-port", type=int, default=0, help="127.0.0.1 UDP port "
                    "forwarded to discovery's 4781 (default none)")
-    p.add_argument("--accel", choices=("auto", "kvm", "tcg"), default="auto")
+    p.add_argument("--accel", choices=ACCELERATORS, default="auto")
     p.add_argument("--serial", metavar="FILE", help="write the serial console here instead "
                    "of this terminal")
     p.add_argument("--memory", type=int, default=MEMORY_MIB, metavar="MIB",
@@ -371,7 +371,7 @@ def main(args) -> int:
     power-off, QEMU stopped by its pid and its folder removed whichever ends it (QEMU dies
     with this process even when it is killed); exit 1 with QEMU's own last words when it
     ends in failure."""
-    mode = "secure" if args.secure_boot else "uefi" if args.uefi else "bios"
+    mode = mode_of(args.uefi, args.secure_boot)
     why = (args.serial and overwrites([(args.serial, "--serial")], [(args.image, "the image")])
            ) or cannot_boot(Path(args.image), args.port, args.discovery_port, args.memory, mode)
     if why:

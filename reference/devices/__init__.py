@@ -1,15 +1,16 @@
 """Devices (DESIGN §7): where a routed job's bytes go, a Bark VM child over stdio frames or a
 network worker over CDP. This module is the layer's face, and the only devices import of
 `conformance/` and `benchmarks/`: the `Device` and `Child` protocols, the descriptions of
-where a device is (`VmChild`, `Remote`, a script's `DeviceSpec`), and `open_device`, the one
-way to make a device. Its other names load on first use, so a local run never imports the
-transports."""
+where a device is (`VmChild`, `Remote`, a script's `DeviceSpec`), `parse_address` for a
+worker's `HOST[:PORT]`, and `open_device`, the one way to make a device. Its other names
+load on first use, so a local run never imports the transports."""
 import importlib
 from dataclasses import dataclass
 from typing import IO, Protocol
 
 from bark_vm.wire.status import Status
 
+from .address import BadAddress, parse_address
 from .bounds import ANSWER_DEADLINE_S, CONNECT_TIMEOUT_S, MAX_DEADLINE_S, MAX_HEAD_BYTES
 from .specs import DeviceSpec, Remote
 

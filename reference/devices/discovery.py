@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass
 
 from bark_vm.wire import strict_json
-from bark_vm.wire.digits import whole_number
 from bark_vm.wire.status import is_uint
 from bark_vm.wire.constants import (DISCOVERY_FIELDS, DISCOVERY_PORT, DISCOVERY_PROBE,
                                     DISCOVERY_REPLY_MAX)
 
 from ..failures import DeviceFailure, Refused
+from .address import BadAddress, parse_address
 
 BROADCAST = "255.255.255.255"
 DEFAULT_WINDOW_MS = 1000
@@ -58,12 +58,12 @@ def _unprobed(text: str) -> DeviceFailure:
 
 def parse_probe(text: str) -> tuple[str, int]:
     """`HOST[:PORT]` (the port defaults to DISCOVERY_PORT); Refused when malformed."""
-    host, sep, port = text.rpartition(":") if ":" in text else (text, "", "")
-    number = whole_number(port, 1, 65535) if sep else DISCOVERY_PORT
-    if not host or number is None:
+    try:
+        host, port = parse_address(text)
+    except BadAddress:
         raise Refused(f"bad probe target {text[:80]!r}: give HOST or HOST:PORT (port "
-                         "1..65535)")
-    return host, number
+                      "1..65535)") from None
+    return host, DISCOVERY_PORT if port is None else port
 
 
 def resolve(host: str, port: int) -> list[tuple[str, int]]:

@@ -8,6 +8,7 @@ from typing import Literal
 from bark_vm.wire.constants import DEFAULT_PORT
 from bark_vm.wire.digits import whole_number
 
+from .address import BadAddress, parse_address
 from .bounds import ANSWER_DEADLINE_S, MAX_DEADLINE_S
 
 from ..diagnostics import Diagnostic, MnError
@@ -83,15 +84,13 @@ def remote_of(spec: DeviceSpec, environ=None) -> Remote:
     if host.startswith("https://"):
         raise _plan_error(spec.alias, "https:// is not supported: CDP is plaintext HTTP on a "
                           "trusted network")
-    host = host.removeprefix("http://").rstrip("/")
-    if ":" in host:
-        host, _, text = host.rpartition(":")
-        in_host = whole_number(text, 1, 65535)
-        if in_host is None:
-            raise _plan_error(spec.alias, f"bad port {shown_port(text)} in host")
-        port = port if port is not None else in_host
-    if not host:
-        raise _plan_error(spec.alias, "the host is empty (give host = \"HOST[:PORT]\")")
+    try:
+        host, in_host = parse_address(host.removeprefix("http://").rstrip("/"))
+    except BadAddress as e:
+        why = {"port": f"bad port {shown_port(e.port)} in host",
+               "host": "the host is empty (give host = \"HOST[:PORT]\")"}
+        raise _plan_error(spec.alias, why.get(e.part, f"bad host: {e.why}")) from None
+    port = port if port is not None else in_host
     why = host_problem(host)
     if why:
         raise _plan_error(spec.alias, why)
