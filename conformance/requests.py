@@ -197,6 +197,5 @@ def _unasked(e: DeviceFailure) -> tuple[str, str]:
     """A device that could not ask the worker: (status, detail) in the worker's words."""
     if e.code is not None:  # refused at the start (a login)
         return "error", f"the worker was not asked the case: it answered {e.code}: {e.detail}"
-    what = re.sub(r"^device '[^']*' \([^)]*\):? ", "", e.message)
     return ("timeout" if e.kind == "timeout" else "error",
-            f"the worker could not be asked the case ({e.kind}): {what}")
+            f"the worker could not be asked the case ({e.kind}): {e.what}")

@@ -10,7 +10,8 @@ positioned diagnostics) these are all the exception classes of `maned`:
     TargetFailure  a job that ended without outputs, as its coded diagnostic
 
 Anything else that escapes is an internal bug. The kind of a failure travels as a field
-from the socket to the report; no message is parsed back."""
+from the socket to the report; no message is parsed back. A device failure is made by one
+of the factories below (`timed_out`, `died`, ...), one wording per kind."""
 from typing import Literal, get_args
 
 from .diagnostics import Diagnostic
@@ -47,16 +48,64 @@ class OpError(Exception):
 class DeviceFailure(Exception):
     """A job a device could not answer. `code` is the worker's CDP code, or None when the
     device itself failed (the child died, the channel broke, a deadline passed); `kind`
-    then says which, by a stable name (FailureKind)."""
+    then says which, by a stable name (FailureKind). `what` is the failure in a few words,
+    `where` the device it names (`Device.where`), given by whichever layer knows it: the
+    message is written from them in one shape (below), never by hand."""
 
-    def __init__(self, message: str, code: str | None = None, detail: str = "",
-                 kind: FailureKind | None = None):
-        super().__init__(message)
-        self.message, self.code, self.detail, self.kind = message, code, detail, kind
+    def __init__(self, what: str, code: str | None = None, detail: str = "",
+                 kind: FailureKind | None = None, where: str = ""):
+        super().__init__(what)
+        self.what, self.code, self.detail, self.kind, self.where = what, code, detail, kind, where
+
+    @property
+    def message(self) -> str:
+        """`<where>: <kind>: <what>`; a worker's coded answer `<where>: <what>`, its code in
+        the text already (`worker_errors`)."""
+        head = f"{self.where}: " if self.where else ""
+        return head + (f"{self.kind}: " if self.kind and not self.code else "") + self.what
+
+    def __str__(self) -> str:
+        return self.message
 
     @property
     def cause(self) -> str | None:
         return self.code or self.kind
+
+    def at(self, where: str) -> "DeviceFailure":
+        """This failure naming the device `where` (a transport's failure, met by a device)."""
+        return DeviceFailure(self.what, self.code, self.detail, self.kind, where)
+
+
+# One wording per failure kind: every device and transport makes its failures with these.
+def timed_out(where: str, what: str, waited_s: float, then: str = "") -> DeviceFailure:
+    """`<what> within the <N> s deadline[; <then>]`: a wait that passed its deadline."""
+    return DeviceFailure(f"{what} within the {waited_s:g} s deadline"
+                         + (f"; {then}" if then else ""), kind="timeout", where=where)
+
+
+def died(where: str, how: str) -> DeviceFailure:
+    """The device's process ended, or stopped answering for good: `how`."""
+    return DeviceFailure(how, kind="died", where=where)
+
+
+def unreachable(where: str, why: str) -> DeviceFailure:
+    """No exchange could be made (no connection, the run interrupted, no child spawned)."""
+    return DeviceFailure(why, kind="connect_failed", where=where)
+
+
+def malformed(where: str, what: str) -> DeviceFailure:
+    """An answer that breaks the protocol: `what` it was."""
+    return DeviceFailure(what, kind="malformed_response", where=where)
+
+
+def too_large(where: str, what: str) -> DeviceFailure:
+    """An answer over this client's size cap."""
+    return DeviceFailure(what, kind="too_large", where=where)
+
+
+def coded(where: str, text: str, code: str, detail: str = "") -> DeviceFailure:
+    """The worker's own answer, a CDP code: `text` is its line (`worker_errors`)."""
+    return DeviceFailure(text, code, detail, where=where)
 
 
 def internal_error(flow: str, target: str, e: Exception) -> Diagnostic:

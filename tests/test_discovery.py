@@ -195,9 +195,9 @@ def test_an_alias_nobody_claims_fails_only_its_own_flows(pair, maned_run, monkey
         "calc::lambda_flow f(a) @device(vm1) {\n    a a add r =\n} return r;\n"
         "calc::lambda_flow g(a) @device(ghost-7) {\n    a a mul r =\n} return r;\n"))
     assert code == 1 and out == "flow 'f' outputs:\nr : [2x2] = [2, 4, 6, 8]\n"
-    assert err == ("error: flow 'g': device 'ghost-7' (discover): no worker answered discovery "
-                   f"as 'ghost-7' (probed 127.0.0.1:{pa} for {LONG_WINDOW_MS} ms; the workers "
-                   "that answered: vm1) [ERUN]\n")  # issue 23, point 4: who did answer
+    assert err == ("error: flow 'g': device 'ghost-7' (discover): connect_failed: no worker "
+                   f"answered discovery as 'ghost-7' (probed 127.0.0.1:{pa} for {LONG_WINDOW_MS} "
+                   "ms; the workers that answered: vm1) [ERUN]\n")  # issue 23, point 4: who did answer
 
 
 def test_an_unresolvable_probe_target_stops_the_run_before_anything_runs(maned_run):
@@ -244,7 +244,8 @@ def test_discovery_runs_once_per_plan_for_every_discover_block(maned_run):
     assert liar.probed == [DISCOVERY_PROBE]
     lines = err.splitlines()
     assert code == 1 and len(lines) == 3
-    assert "flow 'g': device 'ghost' (discover): no worker answered discovery" in err
+    assert ("flow 'g': device 'ghost' (discover): connect_failed: no worker answered "
+            "discovery") in err
     assert all("connect_failed" in ln for ln in lines if "'ghost'" not in ln)
 
 
@@ -304,9 +305,9 @@ def test_two_workers_answering_as_one_alias_are_refused_before_any_credential(ma
     claimants = f"127.0.0.1:{where[0]}, 127.0.0.1:{where[1]} and 127.0.0.1:{where[2]}"
     assert code == 1 and out == "flow 'h' outputs:\nt : [2x2] = [2, 4, 6, 8]\n"
     assert err.splitlines() == [
-        f"error: flow '{flow}': device 'bob' (discover): three workers answer discovery as "
-        f"'bob' ({claimants}); give them distinct aliases (nothing was sent to any of them) "
-        "[ERUN]" for flow in ("f", "g")]
+        f"error: flow '{flow}': device 'bob' (discover): connect_failed: three workers answer "
+        f"discovery as 'bob' ({claimants}); give them distinct aliases (nothing was sent to any "
+        "of them) [ERUN]" for flow in ("f", "g")]
     assert "login" not in logs and recorder.connections == []
     assert PASSWORD not in err
 
@@ -415,13 +416,14 @@ def test_a_broadcast_that_cannot_be_sent_is_a_note_and_the_probes_still_go(tmp_p
     code, out, err = r["nobody"]
     assert (code, out) == (1, "") and err == (
         f"note: discovery: {note}\n"
-        "error: flow 'g': device 'ghost' (discover): no worker answered discovery as 'ghost' "
-        f"(probed 127.0.0.1:{silent}, broadcast for 200 ms; a worker answers "
+        "error: flow 'g': device 'ghost' (discover): connect_failed: no worker answered "
+        f"discovery as 'ghost' (probed 127.0.0.1:{silent}, broadcast for 200 ms; a worker answers "
         "discovery on the address it serves, 127.0.0.1 unless started with --host, so a LAN "
         "broadcast reaches only workers started with --host 0.0.0.0 or their own address: "
         "try --probe HOST) [ERUN]\n")
     # nothing to probe but the broadcast: no probe could be sent at all (exit 1, as before)
-    assert r["broadcast only"] == ("cannot send the discovery probe: the broadcast to "
+    assert r["broadcast only"] == ("connect_failed: cannot send the discovery probe: the "
+                                   "broadcast to "
                                    "255.255.255.255:4781: Network is unreachable")
 
 

@@ -143,9 +143,10 @@ def test_a_workers_words_cannot_forge_or_hide_a_line(stub, tmp_path):
 
 
 @pytest.mark.parametrize("body, why", [
-    (b"MNRX" + bytes(8), "malformed MNRS response: MNRS magic is wrong"),
-    (bytes.fromhex("4d4e52530100030000000000"), "the worker reported status 3 (nonzero = "
-                                                  "execution error)"),
+    (b"MNRX" + bytes(8), "malformed_response: an MNRS that does not decode: MNRS magic is "
+                         "wrong"),
+    (bytes.fromhex("4d4e52530100030000000000"), "malformed_response: the worker reported "
+                                                  "status 3 (nonzero = execution error)"),
 ])
 def test_a_bad_result_names_flow_and_device_once(stub, tmp_path, body, why):
     stub.on("/api/status", (200, STATUS))

@@ -30,7 +30,7 @@ def test_a_sweep_over_more_vms_than_open_files_allow_is_one_coded_line(tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: flow 'fit#c") and lines[0].endswith(
-        f"(Bark VM) was not started: this run has {lines[0].split('this run has ')[1].split()[0]}"
+        f"(Bark VM): connect_failed: the child was not started: this run has {lines[0].split('this run has ')[1].split()[0]}"
         f" of its {LIMIT} open files in use (ulimit -n {LIMIT}), and it takes 3 more beside "
         "the 32 a run keeps for itself: raise the limit (ulimit -n), or route to fewer Bark "
         "VMs [ERUN]"), lines

@@ -14,7 +14,7 @@ from bark_vm.wire import ir
 from bark_vm.wire.constants import WorkerError
 from bark_vm.wire.envelope import decode_request
 from bark_vm.wire.ir import Module, missing_ops, parse_module, validate_module
-from maned.failures import DeviceFailure
+from maned.failures import coded, died, timed_out, unreachable
 from maned_conformance.cases import CASES, all_cases
 from maned_conformance.generate_requests import case_text, folder
 from maned_conformance.malformations import EQUIVALENTS, MALFORMATIONS, pad_values
@@ -244,8 +244,7 @@ class InProcess:
         try:
             return handle(raw, self.config)
         except WorkerError as e:
-            raise DeviceFailure(f"device 'hardware' (127.0.0.1:1): {e.code}", e.code,
-                                e.detail) from None
+            raise coded("device 'hardware' (127.0.0.1:1)", e.code, e.code, e.detail) from None
 
 
 def _lax_trailing(raw, buffers=False):
@@ -302,20 +301,20 @@ class Scripted:
         return self._run
 
 
-WHERE = "device 'hardware' (127.0.0.1:9): "
+WHERE = "device 'hardware' (127.0.0.1:9)"
 
 
 @pytest.mark.parametrize("device, status, words", [
-    (Scripted(DeviceFailure(WHERE + "x", "BAD_ENVELOPE", "no")), "pass", "with BAD_ENVELOPE"),
-    (Scripted(DeviceFailure(WHERE + "x", "SHAPE_MISMATCH", "matmul")), "fail",
+    (Scripted(coded(WHERE, "x", "BAD_ENVELOPE", "no")), "pass", "with BAD_ENVELOPE"),
+    (Scripted(coded(WHERE, "x", "SHAPE_MISMATCH", "matmul")), "fail",
      "refuse with BAD_ENVELOPE (MNPK magic not 'MNPK'"),
     (Scripted(b"MNRS\x01\x00\x00\x00\x00\x00\x00\x00"), "fail", "ran a malformed request"),
-    (Scripted(DeviceFailure(WHERE + "timeout: no answer", kind="timeout")), "timeout",
-     "(timeout): timeout: no answer"),
-    (Scripted(DeviceFailure(WHERE + "died", kind="died")), "error", "(died)"),
-    (Scripted(DeviceFailure(WHERE + "x", "AUTH_FAILED", "locked")), "error", "not asked"),
-    (Scripted(DeviceFailure(WHERE + "x", "BUSY", "full")), "error", "not asked"),
-    (Scripted(start=DeviceFailure(WHERE + "refused", kind="connect_failed")), "error",
+    (Scripted(timed_out(WHERE, "no answer", 20)), "timeout",
+     "(timeout): no answer within the 20 s deadline"),
+    (Scripted(died(WHERE, "killed by signal 9")), "error", "(died): killed by signal 9"),
+    (Scripted(coded(WHERE, "x", "AUTH_FAILED", "locked")), "error", "not asked"),
+    (Scripted(coded(WHERE, "x", "BUSY", "full")), "error", "not asked"),
+    (Scripted(start=unreachable(WHERE, "refused")), "error",
      "(connect_failed): refused"),
     (Scripted(RuntimeError("a bug")), "error", "RuntimeError: a bug"),
 ])

@@ -393,8 +393,8 @@ def test_a_vm_killed_mid_run_fails_its_round_and_prints_nothing_false(workdir):
                                                 signal.SIGKILL)
     assert code == 1
     assert "flow 'fit' outputs:" not in out and " : [" not in out
-    assert err.splitlines() == [f"error: flow 'fit#c1#r5': device 'vm2' (Bark VM, pid {victim}) "
-                                "was killed by signal 9 [ERUN]"]
+    assert err.splitlines() == [f"error: flow 'fit#c1#r5': device 'vm2' (Bark VM, pid {victim}): "
+                                "died: killed by signal 9 [ERUN]"]
 
 
 def test_a_stopped_vm_child_ends_the_run_with_a_coded_timeout(workdir):
@@ -405,9 +405,9 @@ def test_a_stopped_vm_child_ends_the_run_with_a_coded_timeout(workdir):
     assert (code, out) == (1, "")
     lines = err.splitlines()
     assert len(lines) == 1, err
-    assert re.fullmatch(rf"error: flow 'fit#c[02]#r\d+': device 'vm1' \(Bark VM, pid {victim}\) "
-                        r"did not send an answer within 2 s \(set timeout = N seconds in "
-                        r"device::vm1 to wait longer\); the child was killed \[ERUN\]",
+    assert re.fullmatch(rf"error: flow 'fit#c[02]#r\d+': device 'vm1' \(Bark VM, pid {victim}\): "
+                        r"timeout: no answer within the 2 s deadline; the child was killed "
+                        r"\(set timeout = N seconds in device::vm1 to wait longer\) \[ERUN\]",
                         lines[0]), lines[0]
     assert gone(victim)
 

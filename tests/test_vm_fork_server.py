@@ -124,7 +124,7 @@ def test_a_child_killed_is_reported_with_its_signal():
         with pytest.raises(DeviceFailure) as e:
             device.run(b"MNPK")
         assert (e.value.kind, e.value.message) == (
-            "died", f"device 'vm1' (Bark VM, pid {pid}) was killed by signal 9")
+            "died", f"device 'vm1' (Bark VM, pid {pid}): died: killed by signal 9")
         assert gone(pid)
     finally:
         device.close()
@@ -202,8 +202,9 @@ def test_a_warm_parent_that_cannot_start_is_the_devices_failure(tmp_path, monkey
     finally:
         device.close()
     assert (e.value.kind, e.value.message) == (
-        "died", "device 'vm1' (Bark VM) could not start: ChildProcessError: the warm parent of "
-        "the Bark VMs exited with status 1: ModuleNotFoundError: No module named 'numpy'")
+        "died", "device 'vm1' (Bark VM): died: could not start: ChildProcessError: the warm "
+        "parent of the Bark VMs exited with status 1: ModuleNotFoundError: No module named "
+        "'numpy'")
     assert device.broken and warm_parent._parent is None
 
 

@@ -78,7 +78,7 @@ def main(argv: list[str], out, err) -> int:
     try:
         found = discover(targets, opts.broadcast, opts.window_ms)
     except DeviceFailure as e:
-        return _fail(err, Diagnostic("ERUN", f"maned-run devices: {e}"))
+        return _fail(err, Diagnostic("ERUN", e.at("maned-run devices").message))
     if not found:
         probing = Probing(tuple(opts.probes), opts.broadcast, opts.window_ms)
         out.write(f"no devices found ({probing.advice(found.notes)})\n")

@@ -16,7 +16,7 @@ from bark_vm.wire.status import Status, parse_status
 
 from . import bounds
 from .http_exchange import Answer, Exchange
-from ..failures import DeviceFailure, FailureKind
+from ..failures import DeviceFailure, coded, malformed, timed_out, unreachable
 from .worker_errors import worker_error_text
 
 
@@ -64,12 +64,6 @@ class CdpDevice:
         """Aborted: it refuses every later request, a fresh device is needed."""
         return self._stopping.is_set()
 
-    def _fail(self, text: str, code: str | None = None, detail: str = "",
-              kind: FailureKind = "malformed_response") -> DeviceFailure:
-        """A failure naming this device: the worker's CDP code, or else its kind, carried as
-        a field (malformed_response for anything else the worker got wrong)."""
-        return DeviceFailure(f"{self.where}: {text}", code, detail, None if code else kind)
-
     # --- transport ----------------------------------------------------------------------
     def _request(self, method: str, path: str, body: bytes | None = None,
                  ctype: str | None = None, auth: bool = True) -> Answer:
@@ -82,14 +76,13 @@ class CdpDevice:
         if self._wait_until is not None:  # a poll gets at most what is left of the wait
             left = self._wait_until - time.monotonic()
             if left <= 0:
-                raise self._fail(f"timeout: the async job did not finish within "
-                                 f"{self._wait_s:g} s of waiting; re-submit it later",
-                                 kind="timeout")
+                raise timed_out(self.where, "the async job did not finish", self._wait_s,
+                                "re-submit it later")
             deadline = min(deadline, left)
         exchange = Exchange(self.host, self.port, bounds.CONNECT_TIMEOUT_S, deadline)
         with self._lock:  # abort() sees this exchange, or this request sees the abort
             if self._stopping.is_set():
-                raise self._fail("connect_failed: the run was interrupted", kind="connect_failed")
+                raise unreachable(self.where, "the run was interrupted")
             self._exchange = exchange
         kept, self._kept = self._kept, None
         try:
@@ -97,7 +90,7 @@ class CdpDevice:
             self._kept = exchange.kept
             return answer
         except DeviceFailure as e:  # the exchange's: this device names it
-            raise self._fail(e.message, kind=e.kind) from None
+            raise e.at(self.where) from None
         finally:
             self._exchange = None
 
@@ -125,7 +118,7 @@ class CdpDevice:
         try:
             return parse_status(answer.body)
         except ValueError as e:
-            raise self._fail(f"malformed_response: bad status: {e}") from None
+            raise malformed(self.where, f"bad status: {e}") from None
 
     def abort(self) -> None:
         """Stop at once (from another thread, on Ctrl-C): the wait in progress ends, and an
@@ -198,17 +191,17 @@ class CdpDevice:
         if self._refused_login is not None:
             raise self._refused_login
         if not (self.user and self.password):
-            raise self._fail("the worker wants a login but the device has no user and pass "
-                             "(AUTH_REQUIRED)", "AUTH_REQUIRED")
+            raise coded(self.where, "the worker wants a login but the device has no user and "
+                        "pass (AUTH_REQUIRED)", "AUTH_REQUIRED")
         body = login_body(self.user, self.password)
         answer = self._request("POST", AUTH_PATH, body, JSON_TYPE, auth=False)
         token = _field(answer, "token") if answer.status == 200 else None
         if not isinstance(token, str) or not token:
             failure = self._refused(answer)
             if failure.code == "AUTH_FAILED":
-                self._refused_login = failure = self._fail(
-                    f"{failure.message.removeprefix(self.where + ': ')}; {_lock_state(failure)}",
-                    failure.code, failure.detail)
+                self._refused_login = failure = coded(
+                    self.where, f"{failure.what}; {_lock_state(failure)}", failure.code,
+                    failure.detail)
             raise failure
         self.token = token
 
@@ -227,12 +220,12 @@ class CdpDevice:
         """The job submitted async whatever its size (R20), polled until done, read once."""
         answer = self._authed("POST", EXECUTE_PATH, request, MNPK_TYPE)
         if answer.status == 200:
-            raise self._fail("protocol error: the worker answered an async submit with 200")
+            raise malformed(self.where, "the worker answered an async submit with 200")
         if answer.status != 202:
             raise self._refused(answer)
         job = _field(answer, "job")
         if not isinstance(job, int) or isinstance(job, bool) or job < 0:
-            raise self._fail("malformed_response: the submit did not return a job id")
+            raise malformed(self.where, "the submit did not return a job id")
         with self._lock:  # abort() cancels this job, or this job sees the abort
             self._queued_job = self._unread = job
             stopping = self._stopping.is_set()
@@ -269,32 +262,32 @@ class CdpDevice:
                 code, detail = _field(answer, "code"), _field(answer, "detail")
                 code = code if isinstance(code, str) and code else "EXEC_FAILED"
                 detail = detail if isinstance(detail, str) else ""
-                raise self._fail(worker_error_text(code, detail), code, detail)
+                raise coded(self.where, worker_error_text(code, detail), code, detail)
             if state == "cancelled":
-                raise self._fail(f"job {job} was cancelled on the worker; re-submit it")
+                raise malformed(self.where, f"job {job} was cancelled on the worker; re-submit "
+                                "it")
             if state not in ("queued", "running"):
-                raise self._fail(f"malformed_response: job {job} is in unknown state "
-                                 f"{str(state)[:32]!r}")
+                raise malformed(self.where, f"job {job} is in unknown state "
+                                f"{str(state)[:32]!r}")
             if slept >= bounds.POLL_BUDGET_S:
-                raise self._fail(f"timeout: job {job} did not finish after {int(slept * 1000)} "
-                                 "ms of polling; re-submit it later", kind="timeout")
+                raise timed_out(self.where, f"job {job} did not finish", bounds.POLL_BUDGET_S,
+                                "re-submit it later")
             self._sleep(delay)
             slept += delay
             delay = min(delay * 2, bounds.POLL_CAP_S)
 
     def _sleep(self, seconds: float) -> None:
         if self._stopping.wait(seconds):
-            raise self._fail("connect_failed: the run was interrupted", kind="connect_failed")
+            raise unreachable(self.where, "the run was interrupted")
 
     def _lost(self, job: int) -> DeviceFailure:
-        return self._fail(f"job {job} result lost on worker {self.host}:{self.port} "
-                          "(NO_SUCH_JOB): results are read-once and expire after "
-                          f"{RESULT_TTL_S} s - "
-                          "re-submit the job", "NO_SUCH_JOB")
+        return coded(self.where, f"job {job} result lost on worker {self.host}:{self.port} "
+                     f"(NO_SUCH_JOB): results are read-once and expire after {RESULT_TTL_S} s "
+                     "- re-submit the job", "NO_SUCH_JOB")
 
     def _refused(self, answer: Answer) -> DeviceFailure:
         err = parse_error_json(answer.body)
         if err is None:
-            return self._fail(f"malformed_response: HTTP {answer.status} with no parsable CDP "
-                              "error body")
-        return self._fail(worker_error_text(*err), err[0], err[1])
+            return malformed(self.where, f"HTTP {answer.status} with no parsable CDP error "
+                             "body")
+        return coded(self.where, worker_error_text(*err), err[0], err[1])

@@ -6,7 +6,7 @@ told, so nothing, not even the status probe, is sent to any of them (issue 24, p
 as a pool refuses two members of one alias."""
 from .cdp import CdpDevice
 from .discovery import Discovery, Found
-from ..failures import DeviceFailure, Refused
+from ..failures import DeviceFailure, Refused, unreachable
 
 COUNTS = {2: "two", 3: "three"}
 
@@ -33,15 +33,16 @@ class DiscoveredDevice(CdpDevice):
         if self._unbound is None:
             try:
                 found = self.discovery.found()
-            except (DeviceFailure, Refused) as e:
-                self._unbound = DeviceFailure(f"{self.where}: {e}", kind="connect_failed")
+            except DeviceFailure as e:
+                self._unbound = e.at(self.where)
+            except Refused as e:
+                self._unbound = unreachable(self.where, e.message)
             else:
                 claims = claimants(found, self.alias)
                 if len(claims) == 1:
                     self.host, self.port = claims[0].host, claims[0].port
                     return
-                self._unbound = DeviceFailure(f"{self.where}: {self._why(found, claims)}",
-                                              kind="connect_failed")
+                self._unbound = unreachable(self.where, self._why(found, claims))
         raise self._unbound
 
     def _why(self, found, claims: list[Found]) -> str:

@@ -18,7 +18,7 @@ from bark_vm.wire.status import is_uint
 from bark_vm.wire.constants import (DISCOVERY_FIELDS, DISCOVERY_PORT, DISCOVERY_PROBE,
                                     DISCOVERY_REPLY_MAX)
 
-from ..failures import DeviceFailure, Refused
+from ..failures import DeviceFailure, Refused, unreachable
 from .address import BadAddress, parse_address
 
 BROADCAST = "255.255.255.255"
@@ -52,8 +52,8 @@ class Found:
 
 
 def _unprobed(text: str) -> DeviceFailure:
-    """Nothing could be probed at all."""
-    return DeviceFailure(text, kind="connect_failed")
+    """Nothing could be probed at all (whoever asked names itself: `DeviceFailure.at`)."""
+    return unreachable("", text)
 
 
 def parse_probe(text: str) -> tuple[str, int]:

@@ -8,7 +8,7 @@ import time
 
 from bark_vm.wire.frames import FRAME_HEADER_BYTES, frame_bytes
 
-from ..failures import DeviceFailure
+from ..failures import DeviceFailure, malformed
 from .bounds import MAX_ANSWER_BYTES
 
 
@@ -68,8 +68,8 @@ class FramePipe:
         self._fill(FRAME_HEADER_BYTES, end)
         length = int.from_bytes(self._buf[4:FRAME_HEADER_BYTES], "little")
         if length > MAX_ANSWER_BYTES:
-            raise DeviceFailure(f"announced a {length}-byte frame, over the "
-                                f"{MAX_ANSWER_BYTES}-byte cap", kind="malformed_response")
+            raise malformed("", f"announced a {length}-byte frame, over the "
+                            f"{MAX_ANSWER_BYTES}-byte cap")
         self._fill(FRAME_HEADER_BYTES + length, end)
         ftype = bytes(self._buf[:4])
         payload = bytes(self._buf[FRAME_HEADER_BYTES:FRAME_HEADER_BYTES + length])

@@ -17,13 +17,7 @@ from bark_vm.wire.constants import KEEP_ALIVE, MAX_CONTENT_LENGTH
 from bark_vm.wire.digits import whole_number
 
 from .bounds import MAX_ANSWER_BYTES, MAX_HEAD_BYTES
-from ..failures import DeviceFailure, FailureKind
-
-
-def _failed(kind: FailureKind, text: str) -> DeviceFailure:
-    """A transport failure, its kind a field (connect_failed, timeout, malformed_response,
-    too_large) and the start of its message."""
-    return DeviceFailure(f"{kind}: {text}", kind=kind)
+from ..failures import DeviceFailure, malformed, timed_out, too_large, unreachable
 
 
 @dataclass(frozen=True)
@@ -79,12 +73,11 @@ class Exchange:
         try:
             sock = socket.create_connection((self.host, self.port), self.connect_timeout)
         except socket.timeout:
-            raise _failed("timeout", f"no connection within {self.connect_timeout:g} "
-                                  "s") from None
+            raise timed_out("", "no connection", self.connect_timeout) from None
         except OSError as e:
-            raise _failed("connect_failed", e.strerror or str(e)) from None
+            raise unreachable("", e.strerror or str(e)) from None
         except UnicodeError:  # a name no DNS label can be (over 63 characters, empty)
-            raise _failed("connect_failed", "the host is not a valid name") from None
+            raise unreachable("", "the host is not a valid name") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         return sock
 
@@ -97,7 +90,7 @@ class Exchange:
         keep = False
         try:
             if aborted:
-                raise _failed("connect_failed", "the run was interrupted")
+                raise unreachable("", "the run was interrupted")
             self._send_all(sock, request, end)
             answer = self._read_answer(sock, end)
             keep = (answer.headers.get("connection", "").lower() == KEEP_ALIVE
@@ -119,8 +112,7 @@ class Exchange:
         sock.settimeout(left)
 
     def _timeout(self) -> DeviceFailure:
-        return _failed("timeout", f"no complete answer within the {self.deadline_s:g} "
-                               "s deadline")
+        return timed_out("", "no complete answer", self.deadline_s)
 
     def _io(self, call, *args):
         try:
@@ -129,8 +121,8 @@ class Exchange:
             raise self._timeout() from None
         except OSError as e:
             if self._aborted:
-                raise _failed("connect_failed", "the run was interrupted") from None
-            raise _failed("connect_failed", e.strerror or str(e)) from None
+                raise unreachable("", "the run was interrupted") from None
+            raise unreachable("", e.strerror or str(e)) from None
 
     def _send_all(self, sock: socket.socket, data: bytes, end: float) -> None:
         view = memoryview(data)
@@ -142,50 +134,47 @@ class Exchange:
         self._wait(sock, end)
         data = self._io(sock.recv, 1 << 16)
         if self._aborted:
-            raise _failed("connect_failed", "the run was interrupted")
+            raise unreachable("", "the run was interrupted")
         return data
 
     def _read_answer(self, sock: socket.socket, end: float) -> Answer:
         buf = b""
         while b"\r\n\r\n" not in buf:
             if len(buf) > MAX_HEAD_BYTES:
-                raise _failed("malformed_response", f"an answer head over "
-                                      f"{MAX_HEAD_BYTES} bytes")
+                raise malformed("", f"an answer head over {MAX_HEAD_BYTES} bytes")
             chunk = self._recv(sock, end)
             self._answered = self._answered or bool(chunk)
             if not chunk and buf:
-                raise _failed("malformed_response", "the connection closed before "
-                                      "the answer's head was complete")
+                raise malformed("", "the connection closed before the answer's head was "
+                                "complete")
             if not chunk:  # the worker went away (a stopped container's proxy does this)
-                raise _failed("connect_failed", "the connection closed without an "
-                                      "answer")
+                raise unreachable("", "the connection closed without an answer")
             buf += chunk
         head, _, body = buf.partition(b"\r\n\r\n")
         status, headers = _parse_head(head)
         if "transfer-encoding" in headers:
-            raise _failed("malformed_response", "chunked transfer encoding")
+            raise malformed("", "chunked transfer encoding")
         length = headers.get("content-length")
         if length is not None:
             text, length = length, whole_number(length, 0, MAX_CONTENT_LENGTH)
             if length is None:
-                raise _failed("malformed_response", f"bad Content-Length {text[:32]!r}")
+                raise malformed("", f"bad Content-Length {text[:32]!r}")
             if length > MAX_ANSWER_BYTES:
-                raise _failed("too_large", f"a {length}-byte answer is over the "
-                                      f"{MAX_ANSWER_BYTES}-byte cap")
+                raise too_large("", f"a {length}-byte answer is over the "
+                                f"{MAX_ANSWER_BYTES}-byte cap")
         want = length
         parts, got = [body], len(body)
         while want is None or got < want:
             chunk = self._recv(sock, end)
             if not chunk:
                 if want is not None:
-                    raise _failed("malformed_response", f"the answer ended after {got}"
-                                          f" of {want} body bytes")
+                    raise malformed("", f"the answer ended after {got} of {want} body "
+                                    "bytes")
                 break
             parts.append(chunk)
             got += len(chunk)
             if got > MAX_ANSWER_BYTES:
-                raise _failed("too_large", f"the answer is over the "
-                                      f"{MAX_ANSWER_BYTES}-byte cap")
+                raise too_large("", f"the answer is over the {MAX_ANSWER_BYTES}-byte cap")
         data = b"".join(parts)
         self._surplus = want is not None and len(data) > want  # never the next answer's start
         return Answer(status, headers, data[:want] if want is not None else data)
@@ -218,11 +207,11 @@ def _parse_head(head: bytes) -> tuple[int, dict[str, str]]:
     parts = lines[0].split(" ", 2)
     if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not (
             parts[1].isdigit() and len(parts[1]) == 3):
-        raise _failed("malformed_response", f"bad status line {lines[0][:64]!r}")
+        raise malformed("", f"bad status line {lines[0][:64]!r}")
     headers = {}
     for line in lines[1:]:
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip():
-            raise _failed("malformed_response", f"bad header line {line[:64]!r}")
+            raise malformed("", f"bad header line {line[:64]!r}")
         headers.setdefault(name.lower(), value.strip())
     return int(parts[1]), headers

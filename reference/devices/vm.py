@@ -13,7 +13,7 @@ from bark_vm.wire.constants import FRAME_ERRJ, FRAME_HELO, FRAME_MNPK, FRAME_MNR
 from bark_vm.wire.frames import parse_error_json
 from bark_vm.wire.status import Status, parse_status
 
-from ..failures import DeviceFailure
+from ..failures import DeviceFailure, coded, died, malformed, timed_out, unreachable
 from ..interrupts import deferred
 from ..io.descriptors import refusal
 from . import Child
@@ -73,7 +73,7 @@ class VmDevice:
     @property
     def where(self) -> str:
         pid = self.proc.known_pid if self.proc else None
-        return f"device '{self.alias}' (Bark VM, pid {pid})"
+        return f"device '{self.alias}' (Bark VM" + (f", pid {pid})" if pid else ")")
 
     @property
     def broken(self) -> bool:
@@ -102,13 +102,13 @@ class VmDevice:
         except DeviceFailure:
             raise
         except Exception as e:
-            raise self._break(f"device '{self.alias}' (Bark VM) could not start: "
-                              f"{type(e).__name__}: {e}", "died") from None
+            raise self._break(died(self.where, f"could not start: {type(e).__name__}: {e}")) \
+                from None
 
     def _spawn(self) -> None:
-        why = refusal(f"device '{self.alias}' (Bark VM)", VM_FILES)
+        why = refusal("the child", VM_FILES)
         if why:
-            self._broken = DeviceFailure(why, kind="connect_failed")
+            self._broken = unreachable(self.where, why)
             raise self._broken
         self._log = tempfile.TemporaryFile()
         args = forked_args(self.command)
@@ -122,20 +122,20 @@ class VmDevice:
                                     stdout=subprocess.PIPE, stderr=self._log, bufsize=0,
                                     env=child_env())
         except OSError as e:
-            self._broken = DeviceFailure(f"no local Bark VM: spawning '{self.command[0]}' "
-                                         f"failed: {e.strerror or e}", kind="connect_failed")
+            self._broken = unreachable(self.where, f"no local Bark VM: spawning "
+                                       f"'{self.command[0]}' failed: {e.strerror or e}")
             raise self._broken from None
         self._pipe = FramePipe(self.proc.stdin.fileno(), self.proc.stdout.fileno())
 
     def _hello(self) -> Status:
         start_s = max(self.deadline_s, bounds.START_DEADLINE_S)
-        kind, payload = self._read(time.monotonic() + start_s, "its HELO", start_s)
+        kind, payload = self._read(time.monotonic() + start_s, "no HELO", start_s)
         if kind != FRAME_HELO:
-            raise self._break(f"the Bark VM for '{self.alias}' sent {kind!r} before HELO")
+            raise self._break(malformed(self.where, f"sent {kind!r} before HELO"))
         try:
             self.status = parse_status(payload)
         except ValueError as e:
-            raise self._break(f"the Bark VM for '{self.alias}' sent a bad HELO: {e}") from None
+            raise self._break(malformed(self.where, f"sent a bad HELO: {e}")) from None
         return self.status
 
     def run(self, request: bytes) -> bytes:
@@ -148,26 +148,24 @@ class VmDevice:
             self._pipe.write_frame(FRAME_MNPK, request, end)
         except DeviceFailure as e:
             if e.kind == "timeout":
-                raise self._timed_out("read the job", self.deadline_s) from None
+                raise self._timed_out("the child did not read the job", self.deadline_s) from None
             raise self._died() from None
-        kind, payload = self._read(end, "an answer", self.deadline_s)
+        kind, payload = self._read(end, "no answer", self.deadline_s)
         if kind == FRAME_MNRS:
             return payload
         if kind == FRAME_ERRJ:
             err = parse_error_json(payload)
             if err is None:
-                raise DeviceFailure(f"the Bark VM for '{self.alias}' sent an unreadable ERRJ",
-                                    kind="malformed_response")
-            raise DeviceFailure(worker_error_text(*err), *err)
-        raise self._break(f"the Bark VM for '{self.alias}' answered with a {kind!r} frame")
+                raise malformed(self.where, "sent an unreadable ERRJ")
+            raise coded(self.where, worker_error_text(*err), *err)
+        raise self._break(malformed(self.where, f"answered with a {kind!r} frame"))
 
     def release(self, deadline_s: float) -> None:
         """Nothing to free after an abort: the killed child held the only job."""
 
     def abort(self) -> None:
         """Stop at once (on Ctrl-C): the child is killed, a wait on it ends."""
-        self._broken = self._broken or DeviceFailure(f"{self.where} was stopped",
-                                                     kind="died")
+        self._broken = self._broken or died(self.where, "stopped (the run was interrupted)")
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
 
@@ -176,23 +174,23 @@ class VmDevice:
             return self._pipe.read_frame(end)
         except DeviceFailure as e:
             if e.kind == "timeout":
-                raise self._timed_out(f"send {what}", waited_s) from None
+                raise self._timed_out(what, waited_s) from None
             if e.kind == "malformed_response":  # what cannot be a frame, said
-                raise self._break(f"{self.where} {e.message}") from None
+                raise self._break(e.at(self.where)) from None
             raise self._died() from None
 
-    def _break(self, message: str, kind: str = "malformed_response") -> DeviceFailure:
-        """A child that broke the protocol is killed; every later job fails the same way."""
-        self._broken = DeviceFailure(message, kind=kind)
+    def _break(self, failure: DeviceFailure) -> DeviceFailure:
+        """A child that failed for good (broke the protocol, passed a deadline, could not
+        start) is killed; every later job fails the same way."""
+        self._broken = failure
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
         return self._broken
 
     def _timed_out(self, what: str, waited_s: float) -> DeviceFailure:
-        return self._break(
-            f"{self.where} did not {what} within "
-            f"{waited_s:g} s (set timeout = N seconds in device::{self.alias} to wait "
-            "longer); the child was killed", "timeout")
+        return self._break(timed_out(self.where, what, waited_s, "the child was killed (set "
+                                     f"timeout = N seconds in device::{self.alias} to wait "
+                                     "longer)"))
 
     def _died(self) -> DeviceFailure:
         code = self.proc.poll()
@@ -202,9 +200,8 @@ class VmDevice:
             except subprocess.TimeoutExpired:
                 code = None
         how = f"exited with status {code}" if code is not None and code >= 0 else (
-            f"was killed by signal {-code}" if code is not None else "stopped answering")
-        self._broken = DeviceFailure(f"{self.where} {how}",
-                                     kind="died")
+            f"killed by signal {-code}" if code is not None else "stopped answering")
+        self._broken = died(self.where, how)
         return self._broken
 
     def close(self) -> None:

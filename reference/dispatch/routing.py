@@ -107,7 +107,7 @@ class _Pools:
             except Refused as e:
                 raise _refuse(str(e), "EUSAGE") from None
             except DeviceFailure as e:
-                raise _refuse(f"device '{alias}' (pool): {e}") from None
+                raise _refuse(e.at(f"device '{alias}' (pool)").message) from None
             members = pool_members(self.specs[alias], found)
             if not members:
                 raise _refuse(f"device '{alias}' (pool): no worker answered discovery "

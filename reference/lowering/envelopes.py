@@ -15,7 +15,7 @@ from bark_vm.wire.envelope import (
     QuantBlock, decode_result as decode_mnrs, encode_entry, quant_block, request_head,
 )
 
-from ..failures import DeviceFailure, Refused
+from ..failures import DeviceFailure, Refused, malformed
 from ..tensor import Tensor, shape_text
 from .compiled import Compiled
 from .lower import Lowered
@@ -125,7 +125,7 @@ def decode_result(raw: bytes, compiled: Compiled, quant=None) -> dict[str, Tenso
     try:
         result = decode_mnrs(raw, dtype, dense=False)
     except WorkerError as e:
-        raise _malformed(f"malformed MNRS response: {e.detail}") from None
+        raise _malformed(f"an MNRS that does not decode: {e.detail}") from None
     if result.status != 0:
         raise _malformed(f"the worker reported status {result.status} (nonzero = execution "
                          "error)")
@@ -142,7 +142,7 @@ def decode_result(raw: bytes, compiled: Compiled, quant=None) -> dict[str, Tenso
 
 
 def _malformed(text: str) -> DeviceFailure:
-    return DeviceFailure(text, kind="malformed_response")
+    return malformed("", text)  # the device that sent it is named by the target
 
 
 def result_entries(lowered: Lowered, values: dict[str, Tensor]) -> list[tuple]:

@@ -89,8 +89,7 @@ class RoutedTarget:
         try:
             return Ran(decode_result(answer, compiled, self.quant), io)
         except DeviceFailure as e:  # an answer that does not decode
-            raise TargetFailure(Diagnostic("ERUN", f"flow '{flow}': {self.device.where}: "
-                                           f"{e}", cause=e.kind), io=io) from None
+            raise _failed(flow, e.at(self.device.where), io) from None
         except Exception as e:
             raise TargetFailure(internal_error(flow, self.name, e), io=io) from None
 
