@@ -10,7 +10,7 @@ from maned.devices import BadAddress, parse_address
 from maned.devices.discovery import parse_probe
 from maned.failures import Refused
 
-from conftest import run_tool
+from support.cli import run_tool
 from support.scripts import H0
 
 CASES = [  # text, (host, port) or the refused part

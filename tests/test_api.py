@@ -18,7 +18,7 @@ from maned.cli.args import parse_args
 from maned.diagnostics.printer import run_line
 from maned.lowering import compiled, lower
 
-from conftest import EXAMPLES, ROOT, expand, run_tool
+from support.cli import EXAMPLES, ROOT, expand, run_tool
 from gates import launcher
 from support.vectors import CASES
 

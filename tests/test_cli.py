@@ -5,7 +5,7 @@ import tracemalloc
 
 import pytest
 
-from conftest import EXAMPLES, SEED_SWEEP_NOTE, run_tool
+from support.cli import EXAMPLES, SEED_SWEEP_NOTE, run_tool
 from maned.cli import lint as lint_cli
 from maned.cli import run as run_cli
 from maned.devices.discovery import MAX_WINDOW_MS

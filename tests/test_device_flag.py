@@ -9,7 +9,7 @@ import pytest
 from bark_vm.container import worker_process
 from maned.cli import run as run_cli
 
-from conftest import EXAMPLES, SEED_SWEEP_NOTE, run_tool
+from support.cli import EXAMPLES, SEED_SWEEP_NOTE, run_tool
 from support.raw_http import login
 
 PASSWORD = "flag-pass-0c3d"

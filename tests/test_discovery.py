@@ -16,7 +16,7 @@ from bark_vm.container import free_port, worker_process
 from bark_vm.wire.constants import DISCOVERY_PROBE
 from maned.cli import run as run_cli
 
-from conftest import EXAMPLES, SEED_SWEEP_NOTE, run_tool
+from support.cli import EXAMPLES, SEED_SWEEP_NOTE, run_tool
 from support.discovery import GOOD, HOSTILE, answered
 from support.scripts import device, env, sweep_with
 from support.status import status_of

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from bark_vm.container import worker_process
-from conftest import only_sweep_notes
+from support.cli import only_sweep_notes
 from fault_proxy import Fault, FaultProxy
 from gates import FAKES, HANG_GUARD_S, Gate, until
 from support.processes import MANED_RUN, maned_run_child, start

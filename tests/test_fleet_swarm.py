@@ -14,7 +14,7 @@ import pytest
 from bark_vm.container import docker_client
 from maned.cli import run as run_cli
 
-from conftest import only_sweep_notes, run_tool
+from support.cli import only_sweep_notes, run_tool
 from gates import HANG_GUARD_S, until
 from support.pools import N_CONFIGS, configurations_by_target, six_rate_sweep
 from support.workers import IMAGE, ROOT, Workers

@@ -11,7 +11,7 @@ import pytest
 
 from maned.cli import run as run_cli
 
-from conftest import EXAMPLES
+from support.cli import EXAMPLES
 from fuzzing import cases, check_outcome, deadline
 
 pytestmark = pytest.mark.fuzz

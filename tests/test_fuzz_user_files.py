@@ -18,7 +18,8 @@ from fuzzing import cases, deadline, mutate_bytes
 
 pytestmark = pytest.mark.fuzz
 
-RECORD = {"id": "bark_vm/wire/ir.py:116:25:zero_minus1", "file": "bark_vm/wire/ir.py",
+RECORD = {"id": "bark_vm/wire/ir.py:116:25:zero_minus1",
+          "site": "bark_vm/wire/ir.py::concat_axis:zero_minus1#1", "file": "bark_vm/wire/ir.py",
           "line": 116, "col": 25, "operator": "zero_minus1", "scope": "concat_axis",
           "original": "return max(imm - 1, 0)", "mutated": "return max(imm - 1, -1)",
           "status": "killed", "case": "encodings/concat_imm_0.toml", "case_status": "fail",

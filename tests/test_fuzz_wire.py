@@ -24,7 +24,7 @@ from maned.failures import DeviceFailure
 from maned.lowering.envelopes import decode_result
 from maned.tensor import Tensor
 
-from conftest import run_tool
+from support.cli import run_tool
 from fuzzing import cases, check_outcome, deadline, mutate_bytes
 from stub_worker import STATUS, Hostile
 from support.scripts import H0, device, env

@@ -8,7 +8,7 @@ import maned
 from maned.io.mnm import decode, encode, fnv1a64
 from maned.pipeline.report import OutFile
 
-from conftest import expand
+from support.cli import expand
 
 FIT = """{LR}
 in::Xnew = [[100,100],[300,100],[0,500]];

@@ -7,7 +7,7 @@ import pytest
 
 from maned.cli import model as model_cli
 
-from conftest import ROOT, run_tool
+from support.cli import ROOT, run_tool
 
 FIT = ("{H2}\nin::X = [[100,200],[200,100],[300,500],[400,200],[500,800],[600,300],[0,100],"
        "[200,700]];\nin::y = [[300],[600],[400],[900],[500],[1200],[200],[0]];\n"

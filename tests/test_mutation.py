@@ -117,23 +117,42 @@ def test_the_enumeration_is_deterministic_and_ids_are_unique():
     assert resolve_files(DEFAULT_FILES, root)  # the defaults name files of this package
 
 
-def test_judgements_by_id_and_by_function_and_stale_ones(tmp_path):
+def test_judgements_by_site_and_by_function_and_stale_ones(tmp_path):
     mutants = mutants_of_source(SOURCE, "pkg/mod.py")
     some = mutants[0]
     path = tmp_path / "equivalent.toml"
-    path.write_text(f'"{some.id}" = "a reason"\n"pkg/mod.py:99:1:int_plus1" = "gone"\n'
-                    '[functions]\n"pkg/mod.py::f" = "never run"\n'
-                    '"pkg/mod.py::g" = "no such function"\n')
+    path.write_text(f'[[equivalent]]\nwhy = "a reason"\nsites = ["{some.site}", '
+                    '"pkg/mod.py::f:int_plus1#99"]\n'
+                    '[[equivalent]]\nwhy = "never run"\nfunctions = ["pkg/mod.py::f"]\n'
+                    '[[equivalent]]\nwhy = "no such function"\nfunctions = ["pkg/mod.py::g"]\n')
     judged = judgements.load(path)
     assert judged.reason(some) == "a reason"
     assert all(judged.reason(m) == "never run" for m in mutants[1:] if m.scope == "f")
-    assert judged.stale(mutants, ["pkg/mod.py"]) == ["pkg/mod.py:99:1:int_plus1",
+    assert judged.stale(mutants, ["pkg/mod.py"]) == ["pkg/mod.py::f:int_plus1#99",
                                                      "pkg/mod.py::g"]
     assert judged.stale(mutants, ["other.py"]) == []
-    path.write_text('"x" = ""\n')
-    with pytest.raises(ValueError, match="one-line reason"):
-        judgements.load(path)
+    for bad, says in [('[[equivalent]]\nwhy = ""\nsites = ["x"]\n', "one-line reason"),
+                      ('"x" = "a reason"\n', "only \\[\\[equivalent\\]\\] tables"),
+                      ('[[equivalent]]\nwhy = "w"\n', "sites or functions"),
+                      ('[[equivalent]]\nwhy = "w"\nsites = "x"\n', "a list of strings"),
+                      ('[[equivalent]]\nwhy = "a"\nsites = ["x"]\n'
+                       '[[equivalent]]\nwhy = "b"\nsites = ["x"]\n', "judged twice")]:
+        path.write_text(bad)
+        with pytest.raises(ValueError, match=says):
+            judgements.load(path)
     assert judgements.load(judgements.default_path())  # the shipped file is well formed
+
+
+def test_a_site_stays_when_another_definition_or_another_operator_is_edited():
+    """Issue 36, point 5: a judgement is keyed by what it judges, so an edit elsewhere in
+    the file (lines added above, another function grown) leaves every site as it was."""
+    before = {m.site: (m.original, m.mutated) for m in mutants_of_source(SOURCE, "m.py")}
+    edited = SOURCE.replace("import os\n", "import os\n\n\ndef added(x):\n"
+                            "    return x + 1 < 2\n\n\n", 1)
+    after = {m.site: (m.original, m.mutated) for m in mutants_of_source(edited, "m.py")}
+    assert {k: v for k, v in after.items() if "::added:" not in k} == before
+    assert len(before) > 5 and len({m.id for m in mutants_of_source(edited, "m.py")}
+                                   & {m.id for m in mutants_of_source(SOURCE, "m.py")}) == 0
 
 
 def test_usage_errors_exit_2(tmp_path, capsys):
@@ -156,10 +175,14 @@ def test_usage_errors_exit_2(tmp_path, capsys):
     ('{"mutants": [{"id": 1}], "seconds": 1, "interrupted": false}',
      "report.json: mutant 0 has no valid id"),
     ('{"mutants": [7], "seconds": 1, "interrupted": false}', "report.json: mutant 0 is not a record"),
-    ('{"mutants": [{"id": "a", "file": "f", "line": 1, "col": 1, "operator": "x", "scope": "s", '
-     '"original": "o", "mutated": "m", "status": "killed", "case": null, "case_status": null, '
+    ('{"mutants": [{"id": "a", "site": "f::s:x#1", "file": "f", "line": 1, "col": 1, '
+     '"operator": "x", "scope": "s", "original": "o", "mutated": "m", "status": "killed", "case": null, "case_status": null, '
      '"reason": null, "judged": null, "seconds": 1}], "seconds": 1, "interrupted": false}',
      "report.json: mutant 0 is killed by no case and for no reason"),
+    ('{"mutants": [{"id": "a", "site": "f::s:x#1", "file": "f", "line": 1, "col": 1, '
+     '"operator": "x", "scope": "s", "original": "o", "mutated": "m", "status": "killed", '
+     '"case": null, "case_status": null, "judged": null, "seconds": 1}], "seconds": 1, '
+     '"interrupted": false}', "report.json: mutant 0 has no valid reason"),  # a field missing
     ("not json", "report.json is not JSON: "),
     (b"\xff\xfe", "report.json is not UTF-8 text"),
 ])
@@ -184,23 +207,26 @@ def test_rejudge_applies_the_judgements_to_a_written_report(tmp_path, capsys):
     other = pick("bark_vm/request_handling.py", "noteq_eq", "if params != len(request.entries):")
     base = {"line": 1, "col": 1, "operator": "x", "original": "a", "mutated": "b",
             "case": None, "case_status": None, "judged": None, "seconds": 1.0}
-    records = [dict(base, id=survivor.id, file=survivor.path, scope=survivor.scope,
-                    status="survived", reason="245 cases passed"),
-               dict(base, id=other.id, file=other.path, scope=other.scope, status="killed",
-                    reason="refused", case="protocol/golden_sync", case_status="fail")]
+    records = [dict(base, id=survivor.id, site=survivor.site, file=survivor.path,
+                    scope=survivor.scope, status="survived", reason="245 cases passed"),
+               dict(base, id=other.id, site=other.site, file=other.path, scope=other.scope,
+                    status="killed", reason="refused", case="protocol/golden_sync",
+                    case_status="fail")]
     from maned_conformance.mutation import report
     report.write(tmp_path, report.build(records, [], 10.0))
     toml = tmp_path / "equivalent.toml"
-    toml.write_text(f'"{survivor.id}" = "a smaller cache re-validates"\n'
-                    f'"{other.id}" = "wrongly judged"\n'
-                    '"bark_vm/request_handling.py:1:1:x" = "old"\n')
+    toml.write_text(f'[[equivalent]]\nwhy = "a smaller cache re-validates"\n'
+                    f'sites = ["{survivor.site}"]\n'
+                    f'[[equivalent]]\nwhy = "wrongly judged"\nsites = ["{other.site}"]\n'
+                    '[[equivalent]]\nwhy = "old"\n'
+                    'sites = ["bark_vm/request_handling.py::<module>:x#1"]\n')
     assert cli.main(["--rejudge", str(tmp_path), "--equivalent", str(toml)]) == 0
     doc = json.loads((tmp_path / "report.json").read_text())
     status = {r["id"]: (r["status"], r["reason"]) for r in doc["mutants"]}
     assert status[survivor.id] == ("equivalent", "a smaller cache re-validates")
     assert status[other.id] == ("killed", "refused")
     assert doc["contradicted_judgements"] == [other.id]
-    assert doc["stale_judgements"] == ["bark_vm/request_handling.py:1:1:x"]
+    assert doc["stale_judgements"] == ["bark_vm/request_handling.py::<module>:x#1"]
     assert doc["counts"]["score"] == 1.0 and "1 judged equivalent" in capsys.readouterr().out
     toml.write_text("")
     assert cli.main(["--rejudge", str(tmp_path), "--equivalent", str(toml)]) == 1
@@ -231,7 +257,8 @@ def test_real_mutants_through_the_real_loop(tmp_path, capsys):
     killed = [pick(*k) for k in KILLED]
     survivor = pick(*EQUIVALENT)
     toml = tmp_path / "equivalent.toml"
-    toml.write_text(f'"{survivor.id}" = "a smaller cache re-validates, same answers"\n')
+    toml.write_text(f'[[equivalent]]\nwhy = "a smaller cache re-validates, same answers"\n'
+                    f'sites = ["{survivor.site}"]\n')
     out = tmp_path / "report"
     argv = ["--out", str(out), "--jobs", "2", "--equivalent", str(toml), "--files",
             *sorted({k[0] for k in KILLED})]
@@ -265,5 +292,5 @@ def test_every_shipped_judgement_names_a_mutant_of_the_code_as_it_is():
     mutants = enumerate_mutants(resolve_files(DEFAULT_FILES, root), root)
     judged = judgements.load(judgements.default_path())
     paths = {m.path for m in mutants}
-    assert {k.split(":", 1)[0] for k in judged.mutants} <= paths  # no judged file left out
+    assert {k.split("::", 1)[0] for k in [*judged.sites, *judged.functions]} <= paths
     assert judged.stale(mutants, paths) == []

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from bark_vm.container import free_port
-from conftest import EXAMPLES, SEED_SWEEP_NOTE
+from support.cli import EXAMPLES, SEED_SWEEP_NOTE
 from support.processes import MANED_LINT, MANED_RUN, maned_run_child, run as run_child, start
 from support.scripts import FIT_DATA, H0, HML, env, sweep_with
 from support.scripts import device as device_block

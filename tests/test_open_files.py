@@ -3,7 +3,7 @@ files allow refuses the VM that would leave the run none, naming the limit, as o
 line of the definition; never a traceback from wherever a file was next opened."""
 import resource
 
-from conftest import EXAMPLES
+from support.cli import EXAMPLES
 
 from support.processes import MANED_RUN, run
 

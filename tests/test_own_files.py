@@ -10,7 +10,7 @@ import pytest
 
 from maned.cli import model as model_cli
 
-from conftest import run_tool
+from support.cli import run_tool
 from fuzzing import deadline
 from gates import HANG_GUARD_S, until
 from support.processes import MANED_MODEL, MANED_RUN, run, start

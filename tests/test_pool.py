@@ -9,7 +9,7 @@ import pytest
 from bark_vm.container import free_port, worker_process
 from maned.cli import run as run_cli
 
-from conftest import only_sweep_notes, run_tool
+from support.cli import only_sweep_notes, run_tool
 from support.pools import N_CONFIGS, POOL, configurations_by_target, six_rate_sweep
 from support.workers import LONG_WINDOW_MS
 from support.workers import probes as unicast

@@ -4,7 +4,7 @@ due; off a terminal the plain lines come out in an order that does not depend on
 (each definition's jobs in job order), so two runs' logs compare."""
 import io
 
-from conftest import EXAMPLES, expand
+from support.cli import EXAMPLES, expand
 from maned.cli.progress import CLEAR, REDRAW_S, ProgressView
 from maned.dispatch.trace import JobDone, JobStarted, Planned
 

@@ -13,7 +13,7 @@ import pytest
 import maned
 import maned.pipeline.intake
 
-from conftest import EXAMPLES, SEED_SWEEP_NOTE, expand, only_sweep_notes
+from support.cli import EXAMPLES, SEED_SWEEP_NOTE, expand, only_sweep_notes
 from gates import Gate, launcher
 from maned.cli.run import INTERRUPTED
 from support.processes import MANED_RUN, gone, run, start

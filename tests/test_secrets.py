@@ -6,7 +6,7 @@ byte they produced is scanned: no secret appears anywhere. The scan says what it
 it cannot pass by reading nothing."""
 import pytest
 
-from conftest import EXAMPLES
+from support.cli import EXAMPLES
 from support.processes import MANED_LINT, MANED_RUN, run
 from support.scripts import H0, device, env, sweep_with
 from support.workers import start_worker

@@ -1,5 +1,6 @@
 """The suite's own rules, checked on its source: no test asserts a wall-clock threshold
-(docs/testing.md). A clock may only be compared with a `deadline`, the hang guard of a wait."""
+(docs/testing.md; a clock may only be compared with a `deadline`, the hang guard of a wait),
+and no module imports from a conftest.py (fixtures are plugins, helpers tests/support/)."""
 import ast
 from pathlib import Path
 
@@ -59,3 +60,25 @@ def test_no_wall_clock_assertion(path):
 ])
 def test_the_rule_catches_what_it_should(source, lines):
     assert wall_clock_asserts(source) == lines
+
+
+def conftest_imports(source: str) -> list[int]:
+    """Lines that import from a conftest.py: the suite's fixtures are plugins of
+    tests/support/ (conftest.py's `pytest_plugins`), its helpers modules there."""
+    return [node.lineno for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ImportFrom) and node.module == "conftest"
+            or isinstance(node, ast.Import) and any(a.name == "conftest" for a in node.names)]
+
+
+@pytest.mark.parametrize("path", sorted(TESTS.rglob("*.py")), ids=lambda p: p.name)
+def test_no_module_imports_from_conftest(path):
+    assert conftest_imports(path.read_text()) == []
+
+
+@pytest.mark.parametrize("source, lines", [
+    ("from conftest import run_tool", [1]),
+    ("import os\nimport conftest", [2]),
+    ("from support.cli import run_tool\nfrom conftests import x", []),
+])
+def test_the_conftest_rule_catches_what_it_should(source, lines):
+    assert conftest_imports(source) == lines

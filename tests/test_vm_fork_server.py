@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import maned
-from conftest import EXAMPLES, expand
+from support.cli import EXAMPLES, expand
 from maned.cli.run import INTERRUPTED
 from maned.failures import DeviceFailure
 from maned.devices import warm_parent

@@ -13,7 +13,6 @@ import pytest
 
 from support.raw_http import assert_no_secret_shown, call, cdp_error, login
 from support.status import status_of
-from support.worker_fixtures import files, tmp, token, worker  # noqa: F401 (fixtures)
 from support.workers import ALIAS, PASSWORD, USER, start_worker
 
 

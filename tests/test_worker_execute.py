@@ -20,7 +20,6 @@ from support.raw_http import (assert_no_secret_shown, call, cdp_error, headers_o
                               submit, wait_job)
 from support.status import OPS_V2, STATUS_KEYS, status_of
 from support.wire_golden import A_MNRS
-from support.worker_fixtures import files, idle, tmp, token, worker  # noqa: F401 (fixtures)
 from support.workers import READY, start_worker
 
 GOLDEN_MNPK_SHA = "953f646cbd5cd4402300009c34e860ff0c5c841980eb767ca50fa26a07928d7a"

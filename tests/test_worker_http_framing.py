@@ -19,7 +19,6 @@ from support.raw_http import (assert_no_secret_shown, call, cdp_error, headers_o
                               raw, read_all, split)
 from support.processes import command, run
 from support.status import status_of
-from support.worker_fixtures import files, tmp, token, worker  # noqa: F401 (fixtures)
 from support.workers import ALIAS, refusal, start_worker
 
 

@@ -14,7 +14,6 @@ from maned.devices.specs import Remote
 
 from support.raw_http import call, over, raw, split
 from support.status import status_of
-from support.worker_fixtures import files, tmp, token, worker  # noqa: F401 (fixtures)
 from support.workers import PASSWORD, USER
 
 KEEP = b"Connection: keep-alive\r\n"

@@ -20,7 +20,6 @@ from support.background import in_background
 from support.raw_http import call, cdp_error, login, read_all, split, submit, wait_job
 from support.status import status_of
 from support.wire_golden import A_MNRS
-from support.worker_fixtures import files, tmp  # noqa: F401 (fixtures)
 from support.workers import WorkerProcess, start_worker
 
 

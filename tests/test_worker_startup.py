@@ -13,7 +13,6 @@ import pytest
 from support.processes import BARK_WORKER, run
 from support.raw_http import login
 from support.signals import other_threads, signal_thread
-from support.worker_fixtures import tmp  # noqa: F401 (fixtures)
 from support.workers import PASSWORD, USER, refusal, start_worker
 
 

@@ -11,7 +11,6 @@ import json
 
 from support.raw_http import assert_no_secret_shown, call, raw, split, submit, wait_job
 from support.status import OPS_V2, STATUS_KEYS, status_of
-from support.worker_fixtures import files, idle, tmp, token, worker  # noqa: F401 (fixtures)
 from support.workers import ALIAS
 
 

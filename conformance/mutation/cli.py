@@ -186,7 +186,7 @@ def _measure(args, root: Path) -> int:
         return _usage("no mutant matches --only / --operator / --files")
     if args.list:
         for m in mutants:
-            print(f"{m.id}\t{m.original}\t→\t{m.mutated}")
+            print(f"{m.id}\t{m.site}\t{m.original}\t→\t{m.mutated}")
         return 0
     for key in stale:
         _say(f"{PROG}: stale judgement in equivalent.toml: {key}")

@@ -1,8 +1,12 @@
 """Every mutant of a set of source files, in a fixed order, each a text edit of one file.
 
 A mutant's id is `<path>:<line>:<col>:<operator>` (line and column 1-based, in characters,
-of the token it changes; `#n` added when one node yields several alike). The edit touches
-only that token (or that literal, statement or test), so the rest of the file, its
+of the token it changes; `#n` added when one node yields several alike): where it is today.
+Its site, `<path>::<qualname>:<operator>#<n>` (the n-th mutant of that operator in that
+definition, in source order), is what it is: the key a judgement uses, which an edit of
+another definition, or of this one but not of that operator's sites, leaves alone.
+
+The edit touches only that token (or that literal, statement or test), so the rest of the file, its
 comments and spelling included, stays as written; a mutant is kept only when the edited
 file compiles and parses to exactly the node `operators.py` made.
 """
@@ -31,6 +35,7 @@ class Mutant:
     col: int
     operator: str
     scope: str      # the enclosing definitions, `Class.method`, or `<module>`
+    site: str       # `<path>::<scope>:<operator>#<n>`: the judgements' key
     original: str   # the source line(s) the edit touches, whitespace collapsed
     mutated: str    # the same line(s) after the edit
     edits: tuple[Edit, ...]
@@ -240,7 +245,7 @@ def _make(src, tree, path, op, node, site, where, top, scope) -> Mutant | None:
         return None
     lo = min(s for s, _, _ in primary)
     for edits in _fallbacks(src, node, new, primary):
-        probe = Mutant("", path, 0, 0, op.name, scope, "", "", tuple(edits))
+        probe = Mutant("", path, 0, 0, op.name, scope, "", "", "", tuple(edits))
         text = probe.apply(src.text)
         if text == src.text:
             continue
@@ -257,20 +262,23 @@ def _make(src, tree, path, op, node, site, where, top, scope) -> Mutant | None:
         last = max(e for _, e, _ in edits)
         grown = sum(len(t) - (e - s) for s, e, t in edits)
         return Mutant(f"{path}:{line + 1}:{col + 1}:{op.name}", path, line + 1, col + 1,
-                      op.name, scope, _region(src.text, first, last),
+                      op.name, scope, "", _region(src.text, first, last),
                       _region(text, first, last + grown), tuple(edits))
     return None
 
 
 def _numbered(mutants: list[Mutant]) -> list[Mutant]:
-    """Ids made unique: several alike from one place are `#1`, `#2`, ... in order."""
-    counts, seen = Counter(m.id for m in mutants), Counter()
+    """Ids made unique (several alike from one place are `#1`, `#2`, ... in order), and each
+    mutant's site numbered among its definition's mutants of its operator."""
+    counts, seen, sites = Counter(m.id for m in mutants), Counter(), Counter()
     out = []
     for m in mutants:
         if counts[m.id] > 1:
             seen[m.id] += 1
             m = replace(m, id=f"{m.id}#{seen[m.id]}")
-        out.append(m)
+        key = f"{m.path}::{m.scope}:{m.operator}"
+        sites[key] += 1
+        out.append(replace(m, site=f"{key}#{sites[key]}"))
     return out
 
 

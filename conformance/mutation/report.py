@@ -20,16 +20,17 @@ def record(mutant, verdict, judgement: str | None) -> dict:
     status, reason = verdict.status, verdict.reason
     if status == "survived" and judgement:
         status, reason = "equivalent", judgement
-    return {"id": mutant.id, "file": mutant.path, "line": mutant.line, "col": mutant.col,
-            "operator": mutant.operator, "scope": mutant.scope, "original": mutant.original,
+    return {"id": mutant.id, "site": mutant.site, "file": mutant.path, "line": mutant.line,
+            "col": mutant.col, "operator": mutant.operator, "scope": mutant.scope,
+            "original": mutant.original,
             "mutated": mutant.mutated, "status": status, "case": verdict.case,
             "case_status": verdict.case_status, "reason": reason or None,
             "judged": judgement, "seconds": verdict.seconds}
 
 
 # The fields of a record, and the types report.json gives them (None allowed where noted)
-FIELDS = {"id": str, "file": str, "line": int, "col": int, "operator": str, "scope": str,
-          "original": str, "mutated": str, "status": str, "case": (str, type(None)),
+FIELDS = {"id": str, "site": str, "file": str, "line": int, "col": int, "operator": str,
+          "scope": str, "original": str, "mutated": str, "status": str, "case": (str, type(None)),
           "case_status": (str, type(None)), "reason": (str, type(None)),
           "judged": (str, type(None)), "seconds": (int, float, type(None))}
 
@@ -50,7 +51,8 @@ def read(folder: Path) -> tuple[list[dict], float, bool]:
     for k, r in enumerate(doc["mutants"]):
         if not isinstance(r, dict):
             raise ValueError(f"report.json: mutant {k} is not a record")
-        bad = next((f for f, t in FIELDS.items() if not isinstance(r.get(f), t)), None)
+        bad = next((f for f, t in FIELDS.items() if f not in r or not isinstance(r[f], t)),
+                   None)
         if bad or r["status"] not in STATUSES:
             raise ValueError(f"report.json: mutant {k} has no valid {bad or 'status'}")
         if r["status"] == "killed" and not (r["case"] or r["reason"]):
@@ -59,8 +61,8 @@ def read(folder: Path) -> tuple[list[dict], float, bool]:
 
 
 def as_mutant(r: dict) -> SimpleNamespace:
-    """What a judgement looks at (id, path, scope), from a record."""
-    return SimpleNamespace(id=r["id"], path=r["file"], scope=r["scope"])
+    """What a judgement looks at (site, path, scope), from a record."""
+    return SimpleNamespace(id=r["id"], site=r["site"], path=r["file"], scope=r["scope"])
 
 
 def rejudged(r: dict, judgement: str | None) -> dict:
@@ -107,7 +109,7 @@ def _row(name: str, c: dict) -> str:
 
 
 def _line(r: dict) -> str:
-    return f"- `{r['id']}` ({r['scope']}): `{r['original']}` → `{r['mutated']}`"
+    return f"- `{r['id']}` (site `{r['site']}`): `{r['original']}` → `{r['mutated']}`"
 
 
 def summary(doc: dict) -> str:

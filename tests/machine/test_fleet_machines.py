@@ -1,5 +1,5 @@
 """Bark machines on a private network (issue 25): tap devices on a bridge inside a network
-namespace the test makes (conftest.private_network), never any outside address. Two
+namespace the test makes (tests/machine/conftest.py's private_network), never any outside address. Two
 machines with a DHCP server on the bridge are found by broadcast and by --probe (`maned-run
 devices`) from a coordinator in the same namespace, and run DESIGN §6's sweep as a pool with
 --verify; one machine without DHCP falls back to its documented address."""
@@ -12,7 +12,6 @@ import pytest
 
 from maned_machine.boot import BOOT_DEADLINE_S, Machine, accelerator
 
-from machine_fixtures import built, password, private_network, stick_copy  # noqa: F401 (fixtures)
 from machine_constants import SUBNET, USER
 
 pytestmark = pytest.mark.machine

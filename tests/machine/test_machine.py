@@ -18,7 +18,6 @@ from maned_conformance import certify
 from maned_machine import image as stick
 from maned_machine.boot import BOOT_DEADLINE_S as BOOT_S, Machine, accelerator
 
-from machine_fixtures import built, password, stick_copy  # noqa: F401 (fixtures)
 from machine_constants import ALIAS, USER
 
 pytestmark = pytest.mark.machine

@@ -1,8 +1,8 @@
-"""The fixtures of the test_worker_*.py modules, each of which imports those it uses (a
-fixture imported into a test module is that module's own, so each module has its own
+"""The fixtures of the test_worker_*.py modules, a plugin (tests/conftest.py's
+`pytest_plugins`; a module-scoped fixture is each module's own, so each module has its own
 worker): a scratch folder, mnpk-gen's files (made once a session), the module's worker
 and a token of it, and `idle`, that worker with every job slot free before and after a
-test."""
+test. A module that defines a fixture of the same name uses its own."""
 import pytest
 
 from support.envelopes import mnpk_files

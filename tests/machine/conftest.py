@@ -1,5 +1,4 @@
-"""The fixtures of the Bark machine tests, imported by each test module (a conftest.py here
-would shadow tests/conftest.py for the suite's `from conftest import ...`).
+"""The fixtures of the Bark machine tests.
 
 The Bark machine under QEMU (issue 25): these tests boot a built image, so they run only
 when one is given (MANED_MACHINE_IMAGE, which `.ci/run` sets after `maned-machine build`)
