@@ -51,12 +51,11 @@ class Fleet:
             return target
         from ..targets.routed import RoutedTarget
         if name in self._lent:
-            self._targets[name] = RoutedTarget(self._lent[name], "lent", self.quant,
-                                               self.compiler)
+            device, kind = self._lent[name], "lent"
         else:
             spec = self.specs[name]
-            device = open_device(name, spec, self.discovery)
-            self._targets[name] = RoutedTarget(device, spec.kind, self.quant, self.compiler)
+            device, kind = open_device(name, spec, self.discovery), spec.kind
+        self._targets[name] = RoutedTarget(device, kind, self.quant, self.compiler)
         return self._targets[name]
 
     def spawn(self, names) -> None:
