@@ -278,11 +278,13 @@ NO_EXTRAS = ("import sys\nfor m in ('pytest', 'pytest_benchmark', 'matplotlib'):
 
 
 def _busy(summary: dict) -> bool:
-    """Some gated figure of this run (one its baseline names) was measured while other work
-    held the CPUs; an ungated figure's load is not the gate's to judge."""
-    gated = {verdict["name"] for verdict in summary["gate"]}
-    return any(f["load"]["others"] > gate.BUSY_LIMIT for f in summary["figures"]
-               if f["name"] in gated)
+    """Some gated figure of this run (one the installed baseline names) was measured while
+    other work held the CPUs, or with its load unmeasured: the gate cannot judge it (an
+    ungated figure's load is not the gate's to judge). Read from the figures, not from the
+    gate's verdicts: a refused --rebaseline gives none."""
+    gated = set(baseline_file.load()[summary["context"]["scale"]])
+    return any(f["load"] is None or f["load"]["others"] > gate.BUSY_LIMIT
+               for f in summary["figures"] if f["name"] in gated)
 
 
 def _exit_follows_the_load(done, summary_path) -> dict:
