@@ -23,17 +23,28 @@ def _limited() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (LIMIT, LIMIT))
 
 
-def test_a_sweep_over_more_vms_than_open_files_allow_is_one_coded_line(tmp_path):
+def test_a_sweep_over_more_vms_than_open_files_allow_is_one_coded_line_a_configuration(
+        tmp_path):
+    """The VMs the limit leaves room for run their configurations, which print; each
+    configuration whose VM could not start fails alone, with the limit's coded line."""
     script = tmp_path / "forty.mnd"
     script.write_text(_forty_vms())
     done = run(MANED_RUN, script, preexec_fn=_limited)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: flow 'fit#c") and lines[0].endswith(
-        f"(Bark VM): connect_failed: the child was not started: this run has {lines[0].split('this run has ')[1].split()[0]}"
-        f" of its {LIMIT} open files in use (ulimit -n {LIMIT}), and it takes 3 more beside "
-        "the 32 a run keeps for itself: raise the limit (ulimit -n), or route to fewer Bark "
-        "VMs [ERUN]"), lines
+    note, *errors = done.stderr.splitlines()
+    printed = [line.split(" : ")[0] for line in done.stdout.splitlines()[1:]]
+    failed = [int(e.removeprefix("error: flow 'fit#c").split("#")[0]) for e in errors]
+    assert errors and printed and sorted(failed) == failed
+    assert sorted(printed + [f"m{k}" for k in failed], key=lambda n: int(n[1:])) == [
+        f"m{i}" for i in range(40)]
+    for k, line in zip(failed, errors):
+        assert line.startswith(f"error: flow 'fit#c{k}#r0': device 'v{k}' (Bark VM): "
+                               "connect_failed: the child was not started: this run has ")
+        assert line.endswith(
+            f" of its {LIMIT} open files in use (ulimit -n {LIMIT}), and it takes 3 more beside "
+            "the 32 a run keeps for itself: raise the limit (ulimit -n), or route to fewer Bark "
+            "VMs [ERUN]"), line
+        assert f"m{k} had lr {k + 1} (failed)" in note
 
 
 def test_the_same_sweep_runs_where_the_limit_leaves_room(tmp_path):

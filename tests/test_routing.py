@@ -387,28 +387,43 @@ def _signal_vm_holding(workdir: Path, text: str, alias: str, job: int, sig: int)
     return proc.returncode, out, err, victim
 
 
-def test_a_vm_killed_mid_run_fails_its_round_and_prints_nothing_false(workdir):
-    """vm2 holds its sixth job; the test kills it there, mid-chain, whatever the speed."""
+def test_a_vm_killed_mid_run_fails_only_its_configuration(workdir):
+    """vm2 holds its sixth job; the test kills it there, mid-chain, whatever the speed. Its
+    configuration (c1) fails alone (issue 37, point 1): the two on vm1 finish and print
+    exactly what a healthy run prints for them, c1 gets the error line, and nothing false
+    is printed for it."""
+    (workdir / "healthy.mnd").write_text(LONG)
+    healthy = run(MANED_RUN, workdir / "healthy.mnd")
+    assert healthy.returncode == 0, healthy.stderr
     code, out, err, victim = _signal_vm_holding(workdir, _gated(LONG, workdir), "vm2", 6,
                                                 signal.SIGKILL)
     assert code == 1
-    assert "flow 'fit' outputs:" not in out and " : [" not in out
-    assert err.splitlines() == [f"error: flow 'fit#c1#r5': device 'vm2' (Bark VM, pid {victim}): "
-                                "died: killed by signal 9 [ERUN]"]
+    assert out == "".join(line for line in healthy.stdout.splitlines(keepends=True)
+                          if not line.startswith(("m1 ", "l1 ")))
+    assert " : [" in out and "m1 " not in out
+    lines = err.splitlines()
+    assert lines[0].startswith("note: sweep 'fit' over lr: m0, l0 had lr 2 (loss ")
+    assert "; m1, l1 had lr 5 (failed); m2, l2 had lr 10 (loss " in lines[0]
+    assert lines[1:] == [f"error: flow 'fit#c1#r5': device 'vm2' (Bark VM, pid {victim}): "
+                         "died: killed by signal 9 [ERUN]"]
 
 
 def test_a_stopped_vm_child_ends_the_run_with_a_coded_timeout(workdir):
     """kill -STOP of a child mid-sweep: the answer deadline (`timeout = 2`) ends the wait
-    with a line naming the round and the child's pid; the child is killed."""
+    with a line naming the round and the child's pid; the child is killed, and both
+    configurations on it (c0, c2) fail, each with the line naming its round, while c1 on
+    vm2 finishes and prints."""
     code, out, err, victim = _signal_vm_holding(workdir, _gated(LONG, workdir, {"vm1": 2}),
                                                 "vm1", 3, signal.SIGSTOP)
-    assert (code, out) == (1, "")
+    assert code == 1 and out.startswith("flow 'fit' outputs:\nm1 : [15] = [")
+    assert [line.split(" : ")[0] for line in out.splitlines()[1:]] == ["m1", "l1"]
     lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert re.fullmatch(rf"error: flow 'fit#c[02]#r\d+': device 'vm1' \(Bark VM, pid {victim}\): "
-                        r"timeout: no answer within the 2 s deadline; the child was killed "
-                        r"\(set timeout = N seconds in device::vm1 to wait longer\) \[ERUN\]",
-                        lines[0]), lines[0]
+    assert len(lines) == 3 and "m0, l0 had lr 2 (failed)" in lines[0], err
+    for k, line in zip((0, 2), lines[1:]):
+        assert re.fullmatch(rf"error: flow 'fit#c{k}#r\d+': device 'vm1' \(Bark VM, pid "
+                            rf"{victim}\): timeout: no answer within the 2 s deadline; the child "
+                            r"was killed \(set timeout = N seconds in device::vm1 to wait "
+                            r"longer\) \[ERUN\]", line), line
     assert gone(victim)
 
 
@@ -464,3 +479,26 @@ def test_the_progress_view_counts_rounds_and_estimates_what_is_left():
     now[0] += 0.5  # a redraw is due (at most one per half second)
     view(JobStarted("h", "ev\x1b[31mil\nprogress: forged"))
     assert err.getvalue().endswith(CLEAR + "h: running on ev\\x1b[31mil\\nprogress: forged, 0:00")
+
+
+def test_a_configuration_whose_vm_cannot_start_fails_alone_in_the_report(workdir):
+    """Issue 37, point 1, through the API: vm2's command does not exist, so c1 (on vm2)
+    fails at its first round; c0 and c2 (on vm1) finish with the same integers as a healthy
+    run, the report says which configuration ended how, on which device and after how many
+    rounds, and an out:: of the failed configuration's output is not produced."""
+    healthy = maned.run(source=(EXAMPLES / "sweep.mnd").read_text(), base_dir=workdir)
+    text = sweep_with(vm2=device("vm2", host="local", vm=str(workdir / "no-such-vm")))
+    report = maned.run(source=text + "out::m1 = csv(\"m1.csv\");\nout::m2 = csv(\"m2.csv\");\n",
+                       base_dir=workdir)
+    assert report.exit_code == 1
+    fit, ok = report.outputs("fit"), healthy.outputs("fit")
+    assert set(fit) == {"m0", "l0", "m2", "l2"} and all(fit[n] == ok[n] for n in fit)
+    [sweep] = report.sweeps
+    assert [(c.status, c.devices, c.rounds) for c in sweep.configurations] == [
+        ("finished", ("vm1",), 1), ("failed", (), 0), ("finished", ("vm1",), 1)]
+    assert sweep.lowest == (2,)
+    messages = [d.message for d in report.diagnostics if d.severity == "error"]
+    assert messages[0].startswith("flow 'fit#c1#r0': device 'vm2' (Bark VM): connect_failed: "
+                                  "no local Bark VM: spawning '") and len(messages) == 2
+    assert messages[1] == "out::m1: 'm1' was not produced (its configuration of 'fit' failed)"
+    assert [f.name for f in report.files] == ["m2"]

@@ -1,6 +1,8 @@
 """One calc::ml:: definition on the scheduler (D10, R13): per configuration a local init, a
 chain of round jobs (configuration i on alias i mod N when routed), then one local
-epilogue `NAME` for all configurations. Tier B is one local fit."""
+epilogue `NAME` for all configurations. Tier B is one local fit. A configuration fails
+alone (docs/fleet.md, "When a worker fails"): the others run to their end, and the
+definition finishes with the outputs of those that did and one error per one that did not."""
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
@@ -57,7 +59,18 @@ class Coordinator(Protocol):
         """(request_size(graph, inputs), limit) for a CDP worker, else None (D10)."""
 
 
-Finish = Callable[[dict | None, Diagnostic | None], None]  # (outputs, error): the end
+# (outputs, errors): the end; outputs of the configurations that finished (None: none did),
+# and one error per configuration that did not, in configuration order
+Finish = Callable[[dict | None, tuple[Diagnostic, ...]], None]
+
+
+@dataclass
+class ConfigOutcome:
+    """How one configuration ended: finished or failed, the aliases its rounds ran on
+    (empty: the local engine), and how many of its rounds ran."""
+    status: str = "running"
+    devices: tuple[str, ...] = ()
+    rounds: int = 0
 
 
 class MlRun:
@@ -74,7 +87,8 @@ class MlRun:
         if not coordinator.reference:  # the per-row loops on numpy (DESIGN §14)
             from ..engine.ml import on_engine
             self.module = on_engine(self.d.algo, self.module)
-        self.failed = False
+        self.outcomes = [ConfigOutcome() for _ in self.configs]
+        self.errors: dict[int, Diagnostic] = {}
 
     def _refused(self, reason: str) -> Diagnostic:
         return Diagnostic("E028", f"ml definition '{self.d.name}' ({self.d.algo}): {reason}",
@@ -88,7 +102,9 @@ class MlRun:
                 with self.trace.coordinator("fit", self.d.name):
                     results = [(fit_tier_b(self.module, x, y, c, self.q), None)
                                for c in self.configs]
-                return self.finish(bind_returns(self.d, results), None)
+                for outcome in self.outcomes:
+                    outcome.status = "finished"
+                return self.finish(bind_returns(self.d, results), ())
             self.starts = []
             for i, c in enumerate(self.configs):
                 with self.trace.coordinator("init", f"{self.d.name}#c{i}#init"):
@@ -97,12 +113,12 @@ class MlRun:
             per_round = [self._steps(i, s, c)
                          for i, (s, c) in enumerate(zip(self.starts, self.configs))]
         except Refused as r:
-            return self.finish(None, self._refused(r.reason))
+            return self.finish(None, (self._refused(r.reason),))
         rounds = sum(round_count(s.steps, k) for s, k in zip(self.starts, per_round))
         refusal = limits.over(limits.ROUNDS, f"ml definition '{self.d.name}' expands to",
                               rounds, self.d.pos, "ml")
         if refusal:  # before its first round runs, and before its rounds are listed
-            return self.finish(None, refusal)
+            return self.finish(None, (refusal,))
         self.spans = [round_spans(s.steps, k) for s, k in zip(self.starts, per_round)]
         self.trace.planned(self.d.name, rounds, [round_name(self.d.name, i, r)
                                                  for i, spans in enumerate(self.spans)
@@ -158,35 +174,47 @@ class MlRun:
                    inputs={**self.starts[i].constants, **self.states[i]},
                    target=self._target(i), round_flow=True,
                    follow=lambda outputs: self._next_round(i, r, graph, outputs),
-                   done=lambda outputs, error: self._chain_done(error))
+                   done=lambda outputs, error: self._chain_done(i, error))
 
     def _next_round(self, i: int, r: int, graph, outputs) -> Job | None:
         """On the lane that ran round r of configuration i: its outputs become the chain's
         state, and round r + 1 is the job that lane runs next (None: the chain's last round
-        ran, or the definition has already failed)."""
-        if self.failed:
-            return None
+        ran)."""
+        self._ran(i, r)
         state = self.starts[i].state
         self.states[i] = {k: outputs[k] for k in state}
         self.extras[i].extend(outputs[n] for n, _ in graph.outputs if n not in state)
         return self._round_job(i, r + 1) if r + 1 < len(self.spans[i]) else None
 
-    def _chain_done(self, error) -> None:
-        """On the scheduler's thread: a chain's last round ran, or one of its rounds failed."""
-        if self.failed:
-            return
+    def _ran(self, i: int, r: int) -> None:
+        """Round r of configuration i ran on its target."""
+        outcome, target = self.outcomes[i], self._target(i)
+        outcome.rounds = r + 1
+        if target != LOCAL and target not in outcome.devices:
+            outcome.devices += (target,)
+
+    def _chain_done(self, i: int, error) -> None:
+        """On the scheduler's thread: configuration i's last round ran, or one of its rounds
+        failed (that configuration alone: the others go on)."""
         if error is not None:
-            self.failed = True
-            return self.finish(None, error)
+            self.errors[i] = error
+            self.outcomes[i].status = "failed"
         self.left -= 1
         if self.left == 0:
             self._epilogue()
 
     def _epilogue(self) -> None:
-        try:
-            with self.trace.coordinator("epilogue", self.d.name):
-                results = [self.module.epilogue(s, st, ex, c, self.q) for s, st, ex, c in
-                           zip(self.starts, self.states, self.extras, self.configs)]
-        except Refused as r:
-            return self.finish(None, self._refused(r.reason))
-        self.finish(bind_returns(self.d, results), None)
+        """The epilogue of every configuration that finished; the definition's end."""
+        finished = [i for i in range(len(self.configs)) if i not in self.errors]
+        results = {}
+        with self.trace.coordinator("epilogue", self.d.name):
+            for i in finished:
+                try:
+                    results[i] = self.module.epilogue(self.starts[i], self.states[i],
+                                                      self.extras[i], self.configs[i], self.q)
+                    self.outcomes[i].status = "finished"
+                except Refused as r:
+                    self.errors[i] = self._refused(r.reason)
+                    self.outcomes[i].status = "failed"
+        outputs = bind_returns(self.d, results, len(self.configs)) if results else None
+        self.finish(outputs, tuple(self.errors[i] for i in sorted(self.errors)))

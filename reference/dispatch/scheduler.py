@@ -26,6 +26,8 @@ class RunResult:
     outputs: dict[str, dict[str, Tensor]] = field(default_factory=dict)
     errors: list[Diagnostic] = field(default_factory=list)
     failed: set[str] = field(default_factory=set)
+    # an ML definition's configurations, how each ended (ml_run.ConfigOutcome)
+    configurations: dict[str, list] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -202,30 +204,37 @@ class Scheduler:
         if inputs is None:
             return
         d = self.defs[name]
-        finish = (lambda out, err: self._finish(name, out, err))
         if isinstance(d, ast.MLDef):
             definition, configs = self.ml[name]
             from .ml_run import MlDefinition, MlRun, Placement  # the ML stack, when used
-            MlRun(MlDefinition(definition, tuple(configs), self.program.quant.quantres),
-                  inputs, Placement(self.routing.ml.get(name, ()), self.level[name],
-                                    self.position[name]), self, finish).start()
+            run = MlRun(MlDefinition(definition, tuple(configs), self.program.quant.quantres),
+                        inputs, Placement(self.routing.ml.get(name, ()), self.level[name],
+                                          self.position[name]), self,
+                        lambda out, errors: self._finish(name, out, errors))
+            self.result.configurations[name] = run.outcomes
+            run.start()
             return
         graph = self.graphs[name]
         self.trace.planned(name, 1, (name,))
         self.submit(Job(key=(self.level[name], self.position[name], 0, 0), name=name,
                         graph=graph, inputs=inputs,
                         globals={n: self.values[n] for n in graph.globals},
-                        target=self.routing.flows.get(name) or LOCAL, done=finish))
+                        target=self.routing.flows.get(name) or LOCAL,
+                        done=lambda out, err: self._finish(name, out, (err,) if err else ())))
 
-    def _finish(self, name: str, outputs, error: Diagnostic | None) -> None:
-        if error is not None:
-            self._fail(name, error)
-        else:
+    def _finish(self, name: str, outputs, errors: tuple[Diagnostic, ...]) -> None:
+        """A definition's end: its outputs (a sweep's: those of the configurations that
+        finished, printed whatever became of the others), and its errors; a definition with
+        an error counts as failed for the flows that read it."""
+        if outputs is not None:
             self.result.outputs[name] = outputs
-            self._settled.add(name)
+        if errors:
+            self._fail(name, *errors)
+        self._settled.add(name)
         self._start_ready()
 
-    def _fail(self, name: str, error: Diagnostic) -> None:
+    def _fail(self, name: str, *errors: Diagnostic) -> None:
         self.result.failed.add(name)
         self._settled.add(name)
-        self._errors.append((self.position[name], len(self._errors), error))
+        for error in errors:
+            self._errors.append((self.position[name], len(self._errors), error))

@@ -22,8 +22,10 @@ def find_value(name: str, program: ast.Program, outputs: dict[str, dict[str, Ten
     """The tensor an out:: names (a flow output shadows an input), or why it has none."""
     makers_ = makers(name, program)
     for flow in makers_:
-        if flow in outputs:
+        if flow in outputs and name in outputs[flow]:
             return outputs[flow][name]
+        if flow in outputs:  # a sweep whose configuration of NAME failed
+            return f"'{name}' was not produced (its configuration of '{flow}' failed)"
     if makers_:
         return f"'{name}' was not produced (flow '{makers_[0]}' did not run)"
     if name in inputs:

@@ -10,11 +10,15 @@ from ..failures import Refused
 TREE_LEVELS = 10000
 
 
-def bind_returns(d: ast.MLDef, results: list[tuple]) -> dict[str, Tensor]:
-    """(model, second) per configuration -> the return list, configuration-major (R13)."""
-    per = len(d.returns) // len(results)
+def bind_returns(d: ast.MLDef, results: list[tuple] | dict[int, tuple],
+                 configs: int | None = None) -> dict[str, Tensor]:
+    """(model, second) per configuration -> the return list, configuration-major (R13); a
+    dict binds only the configurations it holds (by index, of `configs` in all)."""
+    if not isinstance(results, dict):
+        results = dict(enumerate(results))
+    per = len(d.returns) // (configs or len(results))
     out = {}
-    for i, (model, second) in enumerate(results):
+    for i, (model, second) in sorted(results.items()):
         names = d.returns[i * per:(i + 1) * per]
         out[names[0].name] = model
         if per == 2:

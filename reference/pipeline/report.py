@@ -89,12 +89,17 @@ class OutFile:
 @dataclass(frozen=True)
 class SweepConfig:
     """One configuration of a sweep: its value of the swept key, the names its outputs are
-    bound to, and its loss (the `[1]` value, for an algorithm that returns one)."""
+    bound to, its loss (the `[1]` value, for an algorithm that returns one), how it ended
+    (`finished`, or `failed`: its outputs were not produced, an error line says why), the
+    aliases its rounds ran on (none: locally) and how many of its rounds ran."""
 
     index: int
     value: int
     outputs: tuple[str, ...]
     loss: int | None = None
+    status: str = "finished"
+    devices: tuple[str, ...] = ()
+    rounds: int = 0
 
 
 @dataclass(frozen=True)

@@ -240,8 +240,8 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
     b.error(*result.errors)
     b.flows = [FlowOutputs(name, tuple(Value.of(k, v) for k, v in result.outputs[name].items()))
                for name in plan.printed if name in result.outputs]
-    b.sweeps = [s for s in sweeps(program, checked.ml, result.outputs) if s.definition
-                in plan.printed]
+    b.sweeps = [s for s in sweeps(program, checked.ml, result.outputs, result.configurations)
+                if s.definition in plan.printed]
     for s in b.sweeps:
         b.note(sweep_note(s))
     written, errors, skipped = write_outputs(program, result.outputs, loaded.values,

@@ -6,8 +6,10 @@ from ..ml_catalogue import algorithm
 from .report import Sweep, SweepConfig
 
 
-def sweeps(program: ast.Program, ml: dict, outputs: dict) -> list[Sweep]:
-    """Every sweep whose definition produced its outputs, in script order."""
+def sweeps(program: ast.Program, ml: dict, outputs: dict,
+           outcomes: dict | None = None) -> list[Sweep]:
+    """Every sweep whose definition produced outputs (of one configuration at least), in
+    script order; `outcomes`: how each configuration ended (the scheduler's)."""
     found = []
     for d in program.of(ast.MLDef):
         configs = ml.get(d.name, (None, []))[1]
@@ -16,11 +18,16 @@ def sweeps(program: ast.Program, ml: dict, outputs: dict) -> list[Sweep]:
             continue
         per = len(d.returns) // len(configs)
         with_loss = per == 2 and algorithm(d.algo).second == "loss"
+        ended = (outcomes or {}).get(d.name)
         rows = []
         for i, config in enumerate(configs):
             names = tuple(t.name for t in d.returns[i * per:(i + 1) * per])
-            loss = outputs[d.name][names[1]].data[0] if with_loss else None
-            rows.append(SweepConfig(i, config[key], names, loss))
+            done = names[0] in outputs[d.name]
+            loss = outputs[d.name][names[1]].data[0] if with_loss and done else None
+            how = ended[i] if ended else None
+            rows.append(SweepConfig(i, config[key], names, loss,
+                                    "finished" if done else "failed",
+                                    how.devices if how else (), how.rounds if how else 0))
         losses = [r.loss for r in rows if r.loss is not None]
         lowest = tuple(r.index for r in rows if losses and r.loss == min(losses))
         found.append(Sweep(d.name, d.algo, key, tuple(rows), lowest))
@@ -30,7 +37,8 @@ def sweeps(program: ast.Program, ml: dict, outputs: dict) -> list[Sweep]:
 def sweep_note(s: Sweep) -> str:
     """`sweep 'fit' over lr: m0, l0 had lr 2 (loss 1); ...; the lowest loss, 0: m1 (lr 5)`."""
     parts = [f"{', '.join(c.outputs)} had {s.key} {c.value}" +
-             (f" (loss {c.loss})" if c.loss is not None else "") for c in s.configurations]
+             (f" (loss {c.loss})" if c.loss is not None else "") +
+             (" (failed)" if c.status == "failed" else "") for c in s.configurations]
     text = f"sweep '{s.definition}' over {s.key}: " + "; ".join(parts)
     if s.lowest:
         best = [s.configurations[i] for i in s.lowest]

@@ -79,9 +79,9 @@ def train_local(module, X: Tensor, y: Tensor | None, cfg: dict, q: int,
                   (ast.Target(AT, "model"), ast.Target(AT, "second")))
     coordinator, result = _Coordinator(q), {}
 
-    def finish(outputs, error):
-        if error is not None:
-            raise AssertionError(error)
+    def finish(outputs, errors):
+        if errors:
+            raise AssertionError(errors)
         result.update(outputs)
     _Forced(per_round, MlDefinition(d, (cfg,), q), inputs, HERE, coordinator, finish).start()
     coordinator.run()
