@@ -371,11 +371,11 @@ def test_two_vm_aliases_really_run_at_once(workdir):
     assert out.endswith(PASS + "\n")
 
 
-def _signal_vm_holding(workdir: Path, text: str, alias: str, job: int, sig: int):
-    """Run `text` on gated VMs; once `alias` holds its job number `job`, send `sig` to that
-    child and release the gate. (returncode, stdout, stderr, the child's pid)."""
+def _signal_vm_holding(workdir: Path, text: str, alias: str, job: int, sig: int, *args):
+    """Run `text` on gated VMs (with `args`); once `alias` holds its job number `job`, send
+    `sig` to that child and release the gate. (returncode, stdout, stderr, the child's pid)."""
     gate = Gate(workdir / "hold").close()
-    proc = _start_maned_run(workdir, text, gate, job)
+    proc = _start_maned_run(workdir, text, gate, job, *args)
     try:
         rows = gate.wait_for(lambda rows: [alias, str(job)] in [[r[0], r[2]] for r in rows],
                              f"{alias} holding job {job}")
@@ -387,44 +387,62 @@ def _signal_vm_holding(workdir: Path, text: str, alias: str, job: int, sig: int)
     return proc.returncode, out, err, victim
 
 
-def test_a_vm_killed_mid_run_fails_only_its_configuration(workdir):
-    """vm2 holds its sixth job; the test kills it there, mid-chain, whatever the speed. Its
-    configuration (c1) fails alone (issue 37, point 1): the two on vm1 finish and print
-    exactly what a healthy run prints for them, c1 gets the error line, and nothing false
-    is printed for it."""
+PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
+
+
+def _healthy(workdir: Path) -> str:
+    """What LONG prints on two healthy VMs."""
     (workdir / "healthy.mnd").write_text(LONG)
     healthy = run(MANED_RUN, workdir / "healthy.mnd")
     assert healthy.returncode == 0, healthy.stderr
+    return healthy.stdout
+
+
+def test_a_vm_killed_mid_run_moves_its_configuration_to_the_other(workdir):
+    """vm2 holds its sixth job; the test kills it there, mid-chain, whatever the speed. Its
+    configuration (c1) moves to vm1 from the round that failed (issue 37, point 2): one note
+    says so, and the run prints exactly what a healthy run prints, verified."""
+    healthy = _healthy(workdir)
     code, out, err, victim = _signal_vm_holding(workdir, _gated(LONG, workdir), "vm2", 6,
-                                                signal.SIGKILL)
-    assert code == 1
-    assert out == "".join(line for line in healthy.stdout.splitlines(keepends=True)
-                          if not line.startswith(("m1 ", "l1 ")))
-    assert " : [" in out and "m1 " not in out
-    lines = err.splitlines()
-    assert lines[0].startswith("note: sweep 'fit' over lr: m0, l0 had lr 2 (loss ")
-    assert "; m1, l1 had lr 5 (failed); m2, l2 had lr 10 (loss " in lines[0]
-    assert lines[1:] == [f"error: flow 'fit#c1#r5': device 'vm2' (Bark VM, pid {victim}): "
-                         "died: killed by signal 9 [ERUN]"]
+                                                signal.SIGKILL, "--verify")
+    assert (code, out) == (0, healthy + PASS)
+    move, sweep = err.splitlines()
+    assert move == (f"note: fit#c1 moved from 'vm2' to 'vm1' at round 5: flow 'fit#c1#r5': "
+                    f"device 'vm2' (Bark VM, pid {victim}): died: killed by signal 9")
+    assert sweep.startswith("note: sweep 'fit' over lr: ") and "(failed)" not in sweep
 
 
 def test_a_stopped_vm_child_ends_the_run_with_a_coded_timeout(workdir):
     """kill -STOP of a child mid-sweep: the answer deadline (`timeout = 2`) ends the wait
     with a line naming the round and the child's pid; the child is killed, and both
-    configurations on it (c0, c2) fail, each with the line naming its round, while c1 on
-    vm2 finishes and prints."""
+    configurations on it (c0, c2) move to vm2, each from its own round: the run prints what
+    a healthy run prints."""
+    healthy = _healthy(workdir)
     code, out, err, victim = _signal_vm_holding(workdir, _gated(LONG, workdir, {"vm1": 2}),
                                                 "vm1", 3, signal.SIGSTOP)
-    assert code == 1 and out.startswith("flow 'fit' outputs:\nm1 : [15] = [")
-    assert [line.split(" : ")[0] for line in out.splitlines()[1:]] == ["m1", "l1"]
-    lines = err.splitlines()
-    assert len(lines) == 3 and "m0, l0 had lr 2 (failed)" in lines[0], err
-    for k, line in zip((0, 2), lines[1:]):
-        assert re.fullmatch(rf"error: flow 'fit#c{k}#r\d+': device 'vm1' \(Bark VM, pid "
-                            rf"{victim}\): timeout: no answer within the 2 s deadline; the child "
-                            r"was killed \(set timeout = N seconds in device::vm1 to wait "
-                            r"longer\) \[ERUN\]", line), line
+    assert (code, out) == (0, healthy)
+    *moves, sweep = err.splitlines()
+    assert sorted(m.split(" moved")[0] for m in moves) == ["note: fit#c0", "note: fit#c2"], err
+    for line in moves:
+        assert re.fullmatch(r"note: fit#c([02]) moved from 'vm1' to 'vm2' at round (\d+): flow "
+                            rf"'fit#c\1#r\2': device 'vm1' \(Bark VM, pid {victim}\): timeout: "
+                            r"no answer within the 2 s deadline; the child was killed \(set "
+                            r"timeout = N seconds in device::vm1 to wait longer\)", line), line
     assert gone(victim)
+
+
+def test_a_configuration_fails_alone_where_no_other_alias_is_left(workdir):
+    """Issue 37, point 1: the sweep on vm2 alone, whose child is killed mid-chain: no
+    configuration has anywhere to move, each fails with its own round's line (in
+    configuration order), and nothing false is printed."""
+    code, out, err, victim = _signal_vm_holding(
+        workdir, _gated(LONG, workdir).replace("@device(vm1, vm2)", "@device(vm2)"), "vm2", 6,
+        signal.SIGKILL)
+    assert (code, out) == (1, "")  # no configuration finished: no block, no sweep note
+    errors = err.splitlines()
+    assert [e.split("#r")[0] for e in errors] == [f"error: flow 'fit#c{k}" for k in range(3)]
+    assert all(e.endswith(f"device 'vm2' (Bark VM, pid {victim}): died: killed by signal 9 "
+                          "[ERUN]") for e in errors)
 
 
 @pytest.mark.parametrize("to", ["process", "a device thread"])
@@ -481,24 +499,19 @@ def test_the_progress_view_counts_rounds_and_estimates_what_is_left():
     assert err.getvalue().endswith(CLEAR + "h: running on ev\\x1b[31mil\\nprogress: forged, 0:00")
 
 
-def test_a_configuration_whose_vm_cannot_start_fails_alone_in_the_report(workdir):
-    """Issue 37, point 1, through the API: vm2's command does not exist, so c1 (on vm2)
-    fails at its first round; c0 and c2 (on vm1) finish with the same integers as a healthy
-    run, the report says which configuration ended how, on which device and after how many
-    rounds, and an out:: of the failed configuration's output is not produced."""
+def test_a_configuration_whose_vm_cannot_start_moves_and_the_report_says_so(workdir):
+    """Issue 37, points 1-2, through the API: vm2's command does not exist, so c1 (on vm2)
+    fails at its first round and moves to vm1; the outputs are a healthy run's, and the
+    report says how each configuration ended, on which device and after how many rounds."""
     healthy = maned.run(source=(EXAMPLES / "sweep.mnd").read_text(), base_dir=workdir)
     text = sweep_with(vm2=device("vm2", host="local", vm=str(workdir / "no-such-vm")))
-    report = maned.run(source=text + "out::m1 = csv(\"m1.csv\");\nout::m2 = csv(\"m2.csv\");\n",
-                       base_dir=workdir)
-    assert report.exit_code == 1
-    fit, ok = report.outputs("fit"), healthy.outputs("fit")
-    assert set(fit) == {"m0", "l0", "m2", "l2"} and all(fit[n] == ok[n] for n in fit)
+    report = maned.run(source=text + "out::m1 = csv(\"m1.csv\");\n", base_dir=workdir)
+    assert report.exit_code == 0 and report.outputs("fit") == healthy.outputs("fit")
     [sweep] = report.sweeps
     assert [(c.status, c.devices, c.rounds) for c in sweep.configurations] == [
-        ("finished", ("vm1",), 1), ("failed", (), 0), ("finished", ("vm1",), 1)]
-    assert sweep.lowest == (2,)
-    messages = [d.message for d in report.diagnostics if d.severity == "error"]
-    assert messages[0].startswith("flow 'fit#c1#r0': device 'vm2' (Bark VM): connect_failed: "
-                                  "no local Bark VM: spawning '") and len(messages) == 2
-    assert messages[1] == "out::m1: 'm1' was not produced (its configuration of 'fit' failed)"
-    assert [f.name for f in report.files] == ["m2"]
+        ("finished", ("vm1",), 1), ("moved", ("vm1",), 1), ("finished", ("vm1",), 1)]
+    assert sweep.lowest == healthy.sweeps[0].lowest
+    assert report.notes[0].startswith("fit#c1 moved from 'vm2' to 'vm1' at round 0: flow "
+                                      "'fit#c1#r0': device 'vm2' (Bark VM): connect_failed: "
+                                      "no local Bark VM: spawning '")
+    assert [f.name for f in report.files] == ["m1"]

@@ -48,6 +48,10 @@ class Coordinator(Protocol):
 
     trace: Trace
     reference: bool  # the run's local work on the reference alone, not the exact engine
+    lost: set[str]  # the run's aliases that failed: a moved chain never goes to one
+
+    def note(self, text: str) -> None:
+        """Say a line beside the run's outputs."""
 
     def submit(self, job: Job) -> None:
         """Queue a job."""
@@ -64,13 +68,21 @@ class Coordinator(Protocol):
 Finish = Callable[[dict | None, tuple[Diagnostic, ...]], None]
 
 
+# How a round may fail that another worker would not fail the same way: the worker died,
+# stalled, lied about its bytes or lost the job (it restarted). A refusal every worker would
+# give (a login, a pre-flight refusal, a malformed request, a payload too large) is not.
+MOVABLE = frozenset({"connect_failed", "timeout", "malformed_response", "died", "NO_SUCH_JOB"})
+
+
 @dataclass
 class ConfigOutcome:
-    """How one configuration ended: finished or failed, the aliases its rounds ran on
-    (empty: the local engine), and how many of its rounds ran."""
+    """How one configuration ended: finished, moved (finished after its chain moved to
+    another alias) or failed; the aliases its rounds ran on (empty: the local engine), and
+    how many of its rounds ran."""
     status: str = "running"
     devices: tuple[str, ...] = ()
     rounds: int = 0
+    moved: bool = False
 
 
 class MlRun:
@@ -83,6 +95,9 @@ class MlRun:
                                                    placement.position)
         self.submit, self.prepare = coordinator.submit, coordinator.prepare
         self.sync_sizing, self.trace = coordinator.sync_sizing, coordinator.trace
+        self.lost, self.note = coordinator.lost, coordinator.note
+        self.targets = [self.aliases[i % len(self.aliases)] if self.aliases else LOCAL
+                        for i in range(len(self.configs))]
         self.module = module_for(self.d.algo)
         if not coordinator.reference:  # the per-row loops on numpy (DESIGN §14)
             from ..engine.ml import on_engine
@@ -163,7 +178,8 @@ class MlRun:
                     self.prepare(self._target(i), graph, {**start.constants, **start.state})
 
     def _target(self, i: int) -> str:
-        return self.aliases[i % len(self.aliases)] if self.aliases else LOCAL
+        """Where configuration i's rounds go: alias i mod N, until its chain moves."""
+        return self.targets[i]
 
     def _round_job(self, i: int, r: int) -> Job:
         """Round r of configuration i. Its chain goes on from the lane that runs it
@@ -196,12 +212,35 @@ class MlRun:
     def _chain_done(self, i: int, error) -> None:
         """On the scheduler's thread: configuration i's last round ran, or one of its rounds
         failed (that configuration alone: the others go on)."""
+        if error is not None and self._moved(i, error):
+            return
         if error is not None:
             self.errors[i] = error
             self.outcomes[i].status = "failed"
         self.left -= 1
         if self.left == 0:
             self._epilogue()
+
+    def _moved(self, i: int, error) -> bool:
+        """Configuration i's round failed in a way another worker would not (MOVABLE): its
+        alias gets no more work in this run, and the chain goes on from that round on the
+        next alias of the list, in list order, that has not failed (its state is the last
+        round's outputs, held here: nothing else runs again). False when there is none."""
+        failed = self.targets[i]
+        if error.cause not in MOVABLE or failed == LOCAL:
+            return False
+        self.lost.add(failed)
+        at = self.aliases.index(failed)
+        healthy = next((a for a in self.aliases[at + 1:] + self.aliases[:at]
+                        if a not in self.lost), None)
+        if healthy is None:
+            return False
+        r = self.outcomes[i].rounds  # the round that failed: every one before it ran
+        self.targets[i], self.outcomes[i].moved = healthy, True
+        self.note(f"{self.d.name}#c{i} moved from '{failed}' to '{healthy}' at round {r}: "
+                  f"{error.message}")
+        self.submit(self._round_job(i, r))
+        return True
 
     def _epilogue(self) -> None:
         """The epilogue of every configuration that finished; the definition's end."""
@@ -212,7 +251,7 @@ class MlRun:
                 try:
                     results[i] = self.module.epilogue(self.starts[i], self.states[i],
                                                       self.extras[i], self.configs[i], self.q)
-                    self.outcomes[i].status = "finished"
+                    self.outcomes[i].status = "moved" if self.outcomes[i].moved else "finished"
                 except Refused as r:
                     self.errors[i] = self._refused(r.reason)
                     self.outcomes[i].status = "failed"

@@ -28,6 +28,8 @@ class RunResult:
     failed: set[str] = field(default_factory=set)
     # an ML definition's configurations, how each ended (ml_run.ConfigOutcome)
     configurations: dict[str, list] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # what the run says beside (a move)
+    lost: set[str] = field(default_factory=set)  # aliases that failed: no more work for them
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,16 @@ class Scheduler:
     def submit(self, job: Job) -> None:
         self._in_flight += 1
         self._lane(job.target).submit(job)
+
+    @property
+    def lost(self) -> set[str]:
+        """The aliases that failed in a way another worker would not: no more work goes to
+        them in this run."""
+        return self.result.lost
+
+    def note(self, text: str) -> None:
+        """A line the run says beside its outputs (a configuration moved to another alias)."""
+        self.result.notes.append(text)
 
     def prepare(self, target: str, graph: FlowGraph, inputs: dict[str, Tensor]) -> None:
         """Compile a job's flow ahead, on this thread, for the target it will run on."""

@@ -237,6 +237,8 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
         fleet.close()
     for n in discovery.notes:  # a broadcast that could not be sent, when unicast sufficed
         b.note(f"discovery: {n}")
+    for n in result.notes:
+        b.note(n)
     b.error(*result.errors)
     b.flows = [FlowOutputs(name, tuple(Value.of(k, v) for k, v in result.outputs[name].items()))
                for name in plan.printed if name in result.outputs]

@@ -25,8 +25,8 @@ def sweeps(program: ast.Program, ml: dict, outputs: dict,
             done = names[0] in outputs[d.name]
             loss = outputs[d.name][names[1]].data[0] if with_loss and done else None
             how = ended[i] if ended else None
-            rows.append(SweepConfig(i, config[key], names, loss,
-                                    "finished" if done else "failed",
+            status = (how.status if how else "finished") if done else "failed"
+            rows.append(SweepConfig(i, config[key], names, loss, status,
                                     how.devices if how else (), how.rounds if how else 0))
         losses = [r.loss for r in rows if r.loss is not None]
         lowest = tuple(r.index for r in rows if losses and r.loss == min(losses))

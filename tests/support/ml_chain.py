@@ -41,6 +41,10 @@ class _Coordinator:
 
     def __init__(self, q: int):
         self.trace, self.answers, self.in_flight = Trace(), queue.Queue(), 0
+        self.lost: set[str] = set()  # a local chain never moves
+
+    def note(self, text: str) -> None:
+        raise AssertionError(f"a local chain said: {text}")
         self.lane = SerialLane(LocalTarget(q), self.trace,
                                lambda job, out, err: self.answers.put((job, out, err)))
 
