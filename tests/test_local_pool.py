@@ -133,3 +133,51 @@ def test_a_pool_is_never_wider_than_the_jobs_the_run_can_have(tmp_path):
     finally:
         for pid in (proc.pid, *pool):
             kill(pid)
+
+
+def _killed_pool_runs(deaths: int):
+    """One job on a one-process pool of the reference (a 100x100 three-matmul chain: a
+    second or more of pure Python, while each kill lands within a poll of 10 ms), its pool
+    process SIGKILLed as soon as it has started, `deaths` times: (the reports, the graph,
+    its input, the pids killed)."""
+    import maned
+    import maned.pipeline.intake
+    from maned.dispatch.job import Job
+    from maned.dispatch.lanes import PoolLane
+    from maned.dispatch.trace import Trace
+    from maned.targets.local import LocalTarget
+
+    graph = maned.pipeline.intake.compile_script(SLOW).graphs["left"]
+    a = maned.Tensor((100, 100), tuple(k % 7 for k in range(10000)))
+    reports, killed = [], []
+    lane = PoolLane(LocalTarget(0, reference=True), Trace(),
+                    lambda job, out, err: reports.append((out, err)), 1)
+    try:
+        lane.submit(Job(key=(0, 0, 0, 0), name="left", graph=graph, inputs={"a": a}))
+        for _ in range(deaths):
+            until(lambda: any(pid and pid not in killed for pid in lane._pids[:]),
+                  "a pool process started")
+            killed.append(next(pid for pid in lane._pids[:] if pid and pid not in killed))
+            kill(killed[-1])
+        until(lambda: reports, "the job is answered")
+        return reports, graph, a, killed, lane._pids[:]
+    finally:
+        lane.abort()
+
+
+def test_a_pool_process_killed_mid_job_is_replaced_and_its_job_runs_again():
+    """Issue 37, point 2: the pool whose process died is renewed, and the job it held runs
+    once more on the fresh one, with the reference's answer."""
+    from maned.catalogue import OpContext
+    from maned.interp.evaluate import evaluate
+
+    reports, graph, a, killed, pids = _killed_pool_runs(1)
+    assert reports == [(evaluate(graph, {"a": a}, {}, OpContext(0)), None)]
+    assert killed[0] not in pids and any(pids)  # a fresh process ran it
+
+
+def test_a_job_whose_pool_dies_twice_fails_instead_of_looping():
+    reports, _, _, _, _ = _killed_pool_runs(2)
+    [(outputs, error)] = reports
+    assert outputs is None and error.code == "ERUN"
+    assert error.message == "flow 'left': the local worker process failed (BrokenProcessPool)"

@@ -144,34 +144,66 @@ class PoolLane:
         self._stopping = _fork().Value("b", 0)
         self._programs = PickledPrograms()
         self._run_id = uuid.uuid4().hex  # a pool process's programs are this run's only
+        self._lock = threading.Lock()  # the pool, made or renewed on any thread
 
     def submit(self, job: Job) -> None:
         self.trace.start(job.name, self.target.name, None)
+        self._send(job, again=True)
+
+    def _send(self, job: Job, again: bool) -> None:
+        """The job to the pool (forked at the first job, or anew after a pool process
+        died); `again`: whether it may run once more should its pool break."""
         token, blob = self._programs.of(job.graph)
         args = (evaluate_program, self._run_id, token, blob, job.name, job.inputs,
                 job.globals, self.target.quantres, self.target.trap, self.target.reference)
-        if self._pool is None:
-            # The first submit forks the pool's processes. With the coordinator's objects
-            # frozen meanwhile, the children's collector never walks (and so never copies)
-            # the pages they inherit. A Ctrl-C waits until the pool is known to abort().
-            gc.freeze()
-            try:
-                with deferred():
-                    from concurrent.futures import ProcessPoolExecutor
-                    self._pool = ProcessPoolExecutor(
-                        max_workers=self.threads, mp_context=_fork(), initializer=_note_pid,
-                        initargs=(self._pids, self._stopping))
-                    future = self._pool.submit(*args)
-            finally:
-                gc.unfreeze()
-        else:
-            future = self._pool.submit(*args)
-        future.add_done_callback(lambda f: self._pool_done(job, f))
+        with self._lock:
+            if self._pool is None:
+                # The first submit forks the pool's processes. With the coordinator's objects
+                # frozen meanwhile, the children's collector never walks (and so never
+                # copies) the pages they inherit. A Ctrl-C waits until the pool is known to
+                # abort().
+                gc.freeze()
+                try:
+                    with deferred():
+                        from concurrent.futures import ProcessPoolExecutor
+                        self._pool = ProcessPoolExecutor(
+                            max_workers=self.threads, mp_context=_fork(),
+                            initializer=_note_pid, initargs=(self._pids, self._stopping))
+                        future = self._pool.submit(*args)
+                finally:
+                    gc.unfreeze()
+            else:
+                future = self._pool.submit(*args)
+            pool = self._pool
+        future.add_done_callback(lambda f: self._pool_done(job, f, pool, again))
 
-    def _pool_done(self, job: Job, future) -> None:
-        """On the pool's thread: every pool job is answered, a dead pool process included."""
+    def _renew(self, broken) -> None:
+        """A process of `broken` died: the next job forks a fresh pool (once for all the
+        jobs the broken one held); the dead processes' pid slots are freed."""
+        with self._lock:
+            if self._pool is not broken:
+                return
+            self._pool = None
+            with self._pids.get_lock():
+                for k in range(len(self._pids)):
+                    self._pids[k] = 0
+        broken.shutdown(wait=False, cancel_futures=True)
+
+    def _pool_done(self, job: Job, future, pool=None, again: bool = False) -> None:
+        """On the pool's thread: every pool job is answered, a dead pool process included:
+        a job whose pool broke (a process killed, out of memory) runs once more on a fresh
+        pool, and only then is its failure the job's."""
+        from concurrent.futures.process import BrokenProcessPool
         try:
             got = future.result()
+        except BrokenProcessPool as e:
+            if again and pool is not None and not self._stopping.value:
+                self._renew(pool)
+                try:
+                    return self._send(job, again=False)
+                except Exception:  # a pool that cannot be forked: the job's failure below
+                    pass
+            got = ("err", f"the local worker process failed ({type(e).__name__})")
         except Exception as e:
             got = ("err", f"the local worker process failed ({type(e).__name__})")
         try:
@@ -196,8 +228,10 @@ class PoolLane:
             self._pool.shutdown()
 
     def abort(self) -> None:
-        self._stopping.value = 1
-        if self._pool:
+        self._stopping.value = 1  # from now on no broken pool is renewed
+        with self._lock:
+            pool = self._pool
+        if pool:
             with self._pids.get_lock():
                 pids = self._pids[:]
             for pid in pids:
@@ -208,8 +242,8 @@ class PoolLane:
             # descriptor" after the Ctrl-C notice. Its processes were just ended, so it
             # ends at once; waiting for it (bounded) leaves the exit nothing to race.
             # (shutdown() drops the pool's reference to it: taken first.)
-            manager = getattr(self._pool, "_executor_manager_thread", None)
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            manager = getattr(pool, "_executor_manager_thread", None)
+            pool.shutdown(wait=False, cancel_futures=True)
             if manager is not None:
                 manager.join(bounds.CLOSE_GRACE_S)
 
