@@ -387,9 +387,6 @@ def _signal_vm_holding(workdir: Path, text: str, alias: str, job: int, sig: int,
     return proc.returncode, out, err, victim
 
 
-PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
-
-
 def _healthy(workdir: Path) -> str:
     """What LONG prints on two healthy VMs."""
     (workdir / "healthy.mnd").write_text(LONG)
@@ -405,7 +402,7 @@ def test_a_vm_killed_mid_run_moves_its_configuration_to_the_other(workdir):
     healthy = _healthy(workdir)
     code, out, err, victim = _signal_vm_holding(workdir, _gated(LONG, workdir), "vm2", 6,
                                                 signal.SIGKILL, "--verify")
-    assert (code, out) == (0, healthy + PASS)
+    assert (code, out) == (0, healthy + PASS + "\n")
     move, sweep = err.splitlines()
     assert move == (f"note: fit#c1 moved from 'vm2' to 'vm1' at round 5: flow 'fit#c1#r5': "
                     f"device 'vm2' (Bark VM, pid {victim}): died: killed by signal 9")

@@ -16,6 +16,7 @@ USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ve
                  [--require-vm] [--trap-overflow] [--reference | --engine] [--threads N]
                  [--progress | --no-progress]
                  [--trace FILE [--trace-format jsonl|chrome]] [--json] [--out-dir DIR]
+                 [--journal FILE]
                  [--probe HOST[:PORT]]... [--no-broadcast] [--discover-timeout MS]
                  [--device http://HOST:PORT | --device local] [--device-user USER]
                  [--device-pass PASS|env:NAME] [--device-token TOKEN|env:NAME]
@@ -49,6 +50,9 @@ USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ve
                      the blocks (docs/api.md has its schema); errors still go to stderr
   --out-dir DIR      write the out:: files with relative paths into DIR (an existing
                      folder; relative to the working folder) instead of the script's
+  --journal FILE     write every completed ML round to FILE as it lands; run the same
+                     command again with the same FILE (after Ctrl-C, a kill, a power cut)
+                     to go on from where it stopped (a finished one prints at once)
   --probe HOST[:PORT]  where the discover = true blocks look for their workers, besides
                      the broadcast (port {DISCOVERY_PORT} unless given; repeatable)
   --no-broadcast     probe only the --probe targets
@@ -104,6 +108,7 @@ class RunOptions(ToolOptions):
     trace_format: str = "jsonl"
     json: bool = False
     out_dir: str | None = None
+    journal: str | None = None
     probing: Probing = field(default_factory=Probing)
     device: DeviceOverride | None = None
 
@@ -226,6 +231,8 @@ def parse_args(argv: list[str]) -> RunOptions:
             opts.json = True
         elif name == "--out-dir":
             opts.out_dir = value()
+        elif name == "--journal":
+            opts.journal = value()
         elif name == "--probe":
             opts.probing = replace(opts.probing, probes=opts.probing.probes + (value(),))
         elif name == "--no-broadcast":

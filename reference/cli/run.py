@@ -67,7 +67,7 @@ def _main(argv: list[str], out, err) -> int:
                      threads=opts.threads, require_vm=opts.require_vm,
                      trap_overflow=opts.trap_overflow, reference=opts.reference, trace=trace,
                      progress=view, probing=opts.probing, device=opts.device,
-                     out_dir=opts.out_dir)
+                     out_dir=opts.out_dir, journal=opts.journal)
     finally:
         view.close()
         closed = trace.close() if trace else None

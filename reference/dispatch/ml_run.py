@@ -49,6 +49,7 @@ class Coordinator(Protocol):
     trace: Trace
     reference: bool  # the run's local work on the reference alone, not the exact engine
     lost: set[str]  # the run's aliases that failed: a moved chain never goes to one
+    journal: object  # the run's Journal (--journal), or None
 
     def note(self, text: str) -> None:
         """Say a line beside the run's outputs."""
@@ -77,12 +78,14 @@ MOVABLE = frozenset({"connect_failed", "timeout", "malformed_response", "died", 
 @dataclass
 class ConfigOutcome:
     """How one configuration ended: finished, moved (finished after its chain moved to
-    another alias) or failed; the aliases its rounds ran on (empty: the local engine), and
-    how many of its rounds ran."""
+    another alias), resumed (finished after its first rounds were read from the journal)
+    or failed; the aliases its rounds ran on (empty: the local engine), how many of its
+    rounds ran, and how many of them the journal gave."""
     status: str = "running"
     devices: tuple[str, ...] = ()
     rounds: int = 0
     moved: bool = False
+    journaled: int = 0
 
 
 class MlRun:
@@ -96,6 +99,7 @@ class MlRun:
         self.submit, self.prepare = coordinator.submit, coordinator.prepare
         self.sync_sizing, self.trace = coordinator.sync_sizing, coordinator.trace
         self.lost, self.note = coordinator.lost, coordinator.note
+        self.journal = coordinator.journal
         self.targets = [self.aliases[i % len(self.aliases)] if self.aliases else LOCAL
                         for i in range(len(self.configs))]
         self.module = module_for(self.d.algo)
@@ -135,15 +139,39 @@ class MlRun:
         if refusal:  # before its first round runs, and before its rounds are listed
             return self.finish(None, (refusal,))
         self.spans = [round_spans(s.steps, k) for s, k in zip(self.starts, per_round)]
+        self.states = [dict(s.state) for s in self.starts]
+        self.extras: list[list] = [[] for _ in self.configs]
+        try:
+            resumed = [self._resume(i) for i in range(len(self.configs))]
+        except Refused as r:  # the journal cut this definition's rounds otherwise
+            return self.finish(None, (self._refused(r.reason),))
         self.trace.planned(self.d.name, rounds, [round_name(self.d.name, i, r)
                                                  for i, spans in enumerate(self.spans)
                                                  for r in range(len(spans))])
-        self.states = [dict(s.state) for s in self.starts]
-        self.extras: list[list] = [[] for _ in self.configs]
         self.left = len(self.configs)
-        for i in range(len(self.configs)):
-            self.submit(self._round_job(i, 0))
+        for i, r in enumerate(resumed):
+            if r < len(self.spans[i]):
+                self.submit(self._round_job(i, r))
+            else:  # the journal holds the whole chain
+                self.left -= 1
+        if self.left == 0:
+            return self._epilogue()
         self._prepare_rounds()
+
+    def _resume(self, i: int) -> int:
+        """Configuration i's rounds the journal holds, from the first on, applied as if
+        they had just run (Refused when the journal cut them otherwise); the round to run
+        next."""
+        r = 0
+        while self.journal is not None and r < len(self.spans[i]):
+            outputs = self.journal.done(round_name(self.d.name, i, r), *self.spans[i][r])
+            if outputs is None:
+                break
+            self._apply(i, [(name, Tensor(tuple(shape), tuple(data)))
+                            for name, shape, data in outputs])
+            r += 1
+        self.outcomes[i].rounds = self.outcomes[i].journaled = r
+        return r
 
     def _steps(self, i: int, start, cfg: dict) -> int:
         """Steps per round (R13); without an explicit `budget:`, rounds to a CDP worker hold
@@ -197,10 +225,19 @@ class MlRun:
         state, and round r + 1 is the job that lane runs next (None: the chain's last round
         ran)."""
         self._ran(i, r)
-        state = self.starts[i].state
-        self.states[i] = {k: outputs[k] for k in state}
-        self.extras[i].extend(outputs[n] for n, _ in graph.outputs if n not in state)
+        ordered = [(n, outputs[n]) for n, _ in graph.outputs]
+        if self.journal is not None:  # on the disk before the round counts as done
+            self.journal.record(graph.flow, *self.spans[i][r],
+                                [[n, list(t.shape), list(t.data)] for n, t in ordered])
+        self._apply(i, ordered)
         return self._round_job(i, r + 1) if r + 1 < len(self.spans[i]) else None
+
+    def _apply(self, i: int, outputs: list[tuple[str, Tensor]]) -> None:
+        """A round's outputs, in its flow's order: its state becomes the chain's, the rest
+        (the extras) are kept for the epilogue."""
+        state, by_name = self.starts[i].state, dict(outputs)
+        self.states[i] = {k: by_name[k] for k in state}
+        self.extras[i].extend(t for n, t in outputs if n not in state)
 
     def _ran(self, i: int, r: int) -> None:
         """Round r of configuration i ran on its target."""
@@ -251,7 +288,9 @@ class MlRun:
                 try:
                     results[i] = self.module.epilogue(self.starts[i], self.states[i],
                                                       self.extras[i], self.configs[i], self.q)
-                    self.outcomes[i].status = "moved" if self.outcomes[i].moved else "finished"
+                    outcome = self.outcomes[i]
+                    outcome.status = ("moved" if outcome.moved else
+                                      "resumed" if outcome.journaled else "finished")
                 except Refused as r:
                     self.errors[i] = self._refused(r.reason)
                     self.outcomes[i].status = "failed"

@@ -58,6 +58,7 @@ class RunOptions:
     reference: bool | None       # `--reference` (True), `--engine` (False), or by size (None)
     out_dir: str | None          # `--out-dir`: an existing folder this process may write into
     probing: Probing             # how `discover = true` blocks look for their workers
+    journal: str | None          # `--journal`: the file of completed rounds to resume from
     device: DeviceOverride | None  # `--device`: the one target of every routed job
     devices: dict | None         # ready-made devices by alias, kept open by the caller
     trace: object                # the trace sink: called with each job's records
@@ -105,7 +106,8 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         trap_overflow: bool = False, reference: bool | None = None, trace=None, progress=None,
         devices: dict | None = None, probing: Probing | None = None,
         device: DeviceOverride | None = None,
-        out_dir: str | os.PathLike | None = None) -> Report:
+        out_dir: str | os.PathLike | None = None,
+        journal: str | os.PathLike | None = None) -> Report:
     """Run a script and report what it did (see docs/api.md).
 
     script: a .mnd path; or `source` text with `base_dir` (default: the working folder) for
@@ -125,7 +127,9 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
     `--out-dir`, the existing folder the relative out:: paths are written into (default:
     the script's folder, or base_dir). reference: True runs the local flows on the
     reference (`--reference`), False on the exact engine (`--engine`), None (default) on
-    the engine when the run's data hold at least `ENGINE_FROM` values."""
+    the engine when the run's data hold at least `ENGINE_FROM` values. journal: `--journal`,
+    the file every completed round of a calc::ml:: chain is written to, and that a run
+    resumes from (docs/fleet.md, "Resume")."""
     if (script is None) == (source is None):
         raise TypeError("run() takes a script path or source=, not both or neither")
     if not isinstance(probing, (Probing, type(None))) or not isinstance(
@@ -145,7 +149,8 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
                              require_vm=require_vm, trap_overflow=trap_overflow,
                              reference=reference,
                              out_dir=checked_out_dir, probing=probing or Probing(),
-                             device=device, devices=devices, trace=trace, progress=progress)
+                             device=device, devices=devices, trace=trace, progress=progress,
+                             journal=None if journal is None else os.fspath(journal))
         _run(b, given, options)
     except MnError as e:
         b.error(*e.diagnostics)
@@ -216,9 +221,15 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
         refuse_clash(sink.path, "--trace", reads + written)
     fleet = Fleet(routing.devices, program.quant, trap=trap, compiler=compiler,
                   devices=options.devices, discovery=discovery)
+    if options.journal is not None:  # the journal is none of the run's own files either
+        refuse_clash(options.journal, "--journal", reads + written)
     fleet.spawn(routed_aliases(routing))  # D7: the children start while the run goes on
+    journal = None
     try:
         loaded = load_inputs(program, overrides, script.folder)
+        if options.journal is not None:  # refused here, before anything runs
+            from ..dispatch.journal import Journal, identity
+            journal = Journal(options.journal, identity(script.text, loaded.values))
         fleet.reference = not engine_chosen(loaded.values, options.reference)
         for n in loaded.notes + _label_notes(program, loaded.values):
             b.note(n)
@@ -229,12 +240,15 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
         b.statuses, down = _status_blocks(program, fleet)
         b.error(*down)
         work = Workload(program, plan, checked.graphs, checked.ml, loaded.values)
-        result = Scheduler(work, routing, fleet, threads=options.threads, trace=b.trace).run()
+        result = Scheduler(work, routing, fleet, threads=options.threads, trace=b.trace,
+                           journal=journal).run()
     except BaseException:
         fleet.abort()  # a refusal, or Ctrl-C, while children start: do not wait for them
         raise
     finally:
         fleet.close()
+        if journal is not None:
+            journal.close()
     for n in discovery.notes:  # a broadcast that could not be sent, when unicast sufficed
         b.note(f"discovery: {n}")
     for n in result.notes:
