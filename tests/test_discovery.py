@@ -198,9 +198,10 @@ def test_an_alias_nobody_claims_fails_only_its_own_flows(pair, maned_run, monkey
         "calc::lambda_flow f(a) @device(vm1) {\n    a a add r =\n} return r;\n"
         "calc::lambda_flow g(a) @device(ghost-7) {\n    a a mul r =\n} return r;\n"))
     assert code == 1 and out == "flow 'f' outputs:\nr : [2x2] = [2, 4, 6, 8]\n"
+    # issue 23, point 4: the line says who did answer
     assert err == ("error: flow 'g': device 'ghost-7' (discover): connect_failed: no worker "
                    f"answered discovery as 'ghost-7' (probed 127.0.0.1:{pa} for {LONG_WINDOW_MS} "
-                   "ms; the workers that answered: vm1) [ERUN]\n")  # issue 23, point 4: who did answer
+                   "ms; the workers that answered: vm1) [ERUN]\n")
 
 
 def test_an_unresolvable_probe_target_stops_the_run_before_anything_runs(maned_run):
