@@ -64,7 +64,7 @@ class VmUnderTest:
             self._device = None
         if self._device is None:
             self._device = open_device(ROUTE, VmChild((*self.command, "--alias", ROUTE)),
-                                       self.deadline_s)
+                                       deadline_s=self.deadline_s)
         return self._device
 
     def status(self):
@@ -130,7 +130,7 @@ class WorkerUnderTest:
         password = password if password is not None else os.environ.get("BARK_PASS")
         self.deadline_s = deadline_s
         where = Remote(self.host, self.port, user or None, password or None, token)
-        self._fresh = lambda: open_device(alias, where, deadline_s)
+        self._fresh = lambda: open_device(alias, where, deadline_s=deadline_s)
         self._device = self._fresh()
 
     def device(self) -> Device:

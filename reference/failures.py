@@ -19,6 +19,13 @@ from .diagnostics import Diagnostic
 # How a device failed when the worker gave no CDP code: the one list of stable names.
 FailureKind = Literal["timeout", "connect_failed", "malformed_response", "too_large", "died"]
 FAILURE_KINDS: tuple[str, ...] = get_args(FailureKind)
+# How a job may fail that another worker would not fail the same way: a sweep's chain then
+# moves on to another worker. DOWN: the worker itself failed (it died, stalled, or lied about
+# its bytes) and gets no more work in the run; a worker that restarted and lost the job
+# (NO_SUCH_JOB) answers again. A refusal every worker would give (a login, a pre-flight
+# refusal, a malformed request, a payload too large) is none of these.
+DOWN = frozenset({"connect_failed", "timeout", "malformed_response", "died"})
+MOVABLE = DOWN | {"NO_SUCH_JOB"}
 
 
 class Refused(Exception):

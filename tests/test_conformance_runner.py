@@ -275,3 +275,18 @@ def test_a_protocol_check_that_outwaits_its_limit_is_a_timeout_not_a_fail(tmp_pa
     assert (held.case, held.status) == ("protocol/held", "timeout"), held
     assert re.fullmatch(r"job \d+ was not done within 0.5 s \(--case-timeout\)", held.detail)
     assert rest and {o.detail for o in rest} == {"not run: an earlier check timed out"}
+
+
+def test_each_target_gives_its_devices_the_job_deadline_it_was_given():
+    """The deadline a certification asks for (--job-timeout) is its devices' own: issue 36
+    made `open_device`'s deadline a keyword after it was once taken for the discovery,
+    leaving every job of a certification the default 30 s (a stalled mutant cost 30 s a
+    case instead of 2)."""
+    from maned_conformance.targets import VmUnderTest, WorkerUnderTest
+    vm, worker = VmUnderTest(deadline_s=4.0), WorkerUnderTest("http://127.0.0.1:9",
+                                                              deadline_s=3.0)
+    try:
+        assert (vm.device().deadline_s, worker.device().deadline_s) == (4.0, 3.0)
+    finally:
+        vm.close()
+        worker.close()

@@ -74,7 +74,7 @@ class VmChild:
     command: tuple[str, ...]
 
 
-def open_device(alias: str, spec: DeviceSpec | VmChild | Remote, discovery=None,
+def open_device(alias: str, spec: DeviceSpec | VmChild | Remote, discovery=None, *,
                 deadline_s: float = ANSWER_DEADLINE_S) -> Device:
     """The device `spec` describes, not yet started: a script's device block (with its own
     `timeout`), a Bark VM child's command line, or a network worker's address; a worker

@@ -14,7 +14,8 @@ from ..diagnostics import Diagnostic
 from ..diagnostics.printer import run_line
 from ..devices import bounds
 from ..targets.local import PickledPrograms, evaluate_program, local_result
-from ..failures import TargetFailure, internal_error
+from ..failures import DOWN, TargetFailure, internal_error
+from ..targets.target import LOCAL
 from ..interrupts import deferred
 from .job import Job
 from .trace import Trace
@@ -27,6 +28,19 @@ def _fork():
     the first pool: a run with --threads 1 never loads multiprocessing."""
     import multiprocessing
     return multiprocessing.get_context("fork")
+
+
+def loss(flow: str, error: Diagnostic) -> tuple[str, str]:
+    """How a device failed job `flow`, kept for the jobs it is no longer sent: the cause,
+    and the failure as the device said it (the job's line without its `flow '...': `)."""
+    return error.cause, error.message.removeprefix(f"flow '{flow}': ")
+
+
+def lost_alias(flow: str, lost: tuple[str, str]) -> Diagnostic:
+    """A job not sent to a device lost earlier in the run: it fails as the device did, as
+    a broken device fails every later job the same way."""
+    cause, said = lost
+    return Diagnostic("ERUN", f"flow '{flow}': {said}", cause=cause)
 
 
 def run_on(target, job: Job, trace: Trace):
@@ -56,10 +70,13 @@ def run_on(target, job: Job, trace: Trace):
 
 
 class SerialLane:
-    """A device's jobs, one at a time on its own thread, ordered by job key."""
+    """A device's jobs, one at a time on its own thread, ordered by job key. Once a job
+    fails because the device itself did (DOWN), the device is lost for the run:
+    `lost` (the run's, shared by its lanes) names it, and no later job is sent to it."""
 
-    def __init__(self, target, trace: Trace, report):
+    def __init__(self, target, trace: Trace, report, lost: dict | None = None):
         self.target, self.trace, self.report = target, trace, report
+        self.lost = {} if lost is None else lost
         self._heap: list[Job] = []
         self._cond = threading.Condition()
         self._closed = False
@@ -114,7 +131,13 @@ class SerialLane:
                     if not self._heap:
                         return
                     job = heapq.heappop(self._heap)
-                outputs, error = run_on(self.target, job, self.trace)
+                alias = self.target.name
+                if alias in self.lost:
+                    outputs, error = None, lost_alias(job.name, self.lost[alias])
+                else:
+                    outputs, error = run_on(self.target, job, self.trace)
+                    if error is not None and error.cause in DOWN and alias != LOCAL:
+                        self.lost.setdefault(alias, loss(job.name, error))
                 followed, error = _follow(job, outputs, error)
                 if followed is None:
                     self.report(job, outputs, error)

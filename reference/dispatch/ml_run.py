@@ -10,13 +10,14 @@ from ..diagnostics import Diagnostic
 from ..graph.flow_graph import FlowGraph
 from ..lang import ast, limits
 from ..ml.algorithms import is_tier_a, module_for
-from ..failures import Refused
+from ..failures import DOWN, MOVABLE, Refused
 from ..ml.chunking import round_count, round_spans, steps_per_round, sync_steps
 from ..ml.round_graphs import RoundGraphs, round_name
 from ..ml.train import bind_returns, fit_tier_b
 from ..targets.target import LOCAL
 from ..tensor import Tensor
 from .job import Job
+from .lanes import loss, lost_alias
 from .trace import Trace
 
 
@@ -48,7 +49,7 @@ class Coordinator(Protocol):
 
     trace: Trace
     reference: bool  # the run's local work on the reference alone, not the exact engine
-    lost: set[str]  # the run's aliases that failed: a moved chain never goes to one
+    lost: dict[str, tuple]  # the run's aliases that failed, and how: no more work for them
     journal: object  # the run's Journal (--journal), or None
 
     def note(self, text: str) -> None:
@@ -67,12 +68,6 @@ class Coordinator(Protocol):
 # (outputs, errors): the end; outputs of the configurations that finished (None: none did),
 # and one error per configuration that did not, in configuration order
 Finish = Callable[[dict | None, tuple[Diagnostic, ...]], None]
-
-
-# How a round may fail that another worker would not fail the same way: the worker died,
-# stalled, lied about its bytes or lost the job (it restarted). A refusal every worker would
-# give (a login, a pre-flight refusal, a malformed request, a payload too large) is not.
-MOVABLE = frozenset({"connect_failed", "timeout", "malformed_response", "died", "NO_SUCH_JOB"})
 
 
 @dataclass
@@ -223,14 +218,16 @@ class MlRun:
     def _next_round(self, i: int, r: int, graph, outputs) -> Job | None:
         """On the lane that ran round r of configuration i: its outputs become the chain's
         state, and round r + 1 is the job that lane runs next (None: the chain's last round
-        ran)."""
+        ran, or its alias failed meanwhile and the chain leaves it: `_chain_done`)."""
         self._ran(i, r)
         ordered = [(n, outputs[n]) for n, _ in graph.outputs]
         if self.journal is not None:  # on the disk before the round counts as done
             self.journal.record(graph.flow, *self.spans[i][r],
                                 [[n, list(t.shape), list(t.data)] for n, t in ordered])
         self._apply(i, ordered)
-        return self._round_job(i, r + 1) if r + 1 < len(self.spans[i]) else None
+        if r + 1 == len(self.spans[i]) or self.targets[i] in self.lost:
+            return None
+        return self._round_job(i, r + 1)
 
     def _apply(self, i: int, outputs: list[tuple[str, Tensor]]) -> None:
         """A round's outputs, in its flow's order: its state becomes the chain's, the rest
@@ -249,6 +246,8 @@ class MlRun:
     def _chain_done(self, i: int, error) -> None:
         """On the scheduler's thread: configuration i's last round ran, or one of its rounds
         failed (that configuration alone: the others go on)."""
+        if error is None and self.outcomes[i].rounds < len(self.spans[i]):
+            error = self._left(i)  # its alias failed under another chain: it leaves it
         if error is not None and self._moved(i, error):
             return
         if error is not None:
@@ -258,21 +257,28 @@ class MlRun:
         if self.left == 0:
             self._epilogue()
 
+    def _left(self, i: int) -> Diagnostic:
+        """Why configuration i's next round is not sent to its alias: that alias failed."""
+        alias, r = self.targets[i], self.outcomes[i].rounds
+        return lost_alias(round_name(self.d.name, i, r), self.lost[alias])
+
     def _moved(self, i: int, error) -> bool:
-        """Configuration i's round failed in a way another worker would not (MOVABLE): its
-        alias gets no more work in this run, and the chain goes on from that round on the
-        next alias of the list, in list order, that has not failed (its state is the last
-        round's outputs, held here: nothing else runs again). False when there is none."""
+        """Configuration i's round failed in a way another worker would not (MOVABLE): the
+        chain goes on from that round on the next other alias of the list, in list order,
+        that has not failed (its state is the last round's outputs, held here: nothing else
+        runs again); an alias that itself failed (DOWN) gets no more work in this run.
+        False when there is no other alias to go to."""
         failed = self.targets[i]
         if error.cause not in MOVABLE or failed == LOCAL:
             return False
-        self.lost.add(failed)
+        r = self.outcomes[i].rounds  # the round that failed: every one before it ran
+        if error.cause in DOWN:
+            self.lost.setdefault(failed, loss(round_name(self.d.name, i, r), error))
         at = self.aliases.index(failed)
         healthy = next((a for a in self.aliases[at + 1:] + self.aliases[:at]
                         if a not in self.lost), None)
         if healthy is None:
             return False
-        r = self.outcomes[i].rounds  # the round that failed: every one before it ran
         self.targets[i], self.outcomes[i].moved = healthy, True
         self.note(f"{self.d.name}#c{i} moved from '{failed}' to '{healthy}' at round {r}: "
                   f"{error.message}")

@@ -29,7 +29,8 @@ class RunResult:
     # an ML definition's configurations, how each ended (ml_run.ConfigOutcome)
     configurations: dict[str, list] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # what the run says beside (a move)
-    lost: set[str] = field(default_factory=set)  # aliases that failed: no more work for them
+    # aliases that failed in a way another worker would not, and how: no more work for them
+    lost: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ class Scheduler:
         self._lane(job.target).submit(job)
 
     @property
-    def lost(self) -> set[str]:
+    def lost(self) -> dict[str, tuple[str, str]]:
         """The aliases that failed in a way another worker would not: no more work goes to
         them in this run."""
         return self.result.lost
@@ -151,7 +152,8 @@ class Scheduler:
             width = min(self.threads, self._most_at_once())
             self._lanes[name] = (PoolLane(target, self.trace, report, width)
                                  if name == LOCAL and width > 1
-                                 else SerialLane(target, self.trace, report))
+                                 else SerialLane(target, self.trace, report,
+                                                 self.result.lost))
         return self._lanes[name]
 
     def _most_at_once(self) -> int:

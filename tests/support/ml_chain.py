@@ -41,7 +41,7 @@ class _Coordinator:
 
     def __init__(self, q: int):
         self.trace, self.answers, self.in_flight = Trace(), queue.Queue(), 0
-        self.lost: set[str] = set()  # a local chain never moves
+        self.lost: dict[str, tuple] = {}  # a local chain never moves
         self.journal = None
         self.lane = SerialLane(LocalTarget(q), self.trace,
                                lambda job, out, err: self.answers.put((job, out, err)))
