@@ -1,5 +1,6 @@
 """The installed commands as real child processes, and the CLI surface run in-process."""
 import json
+import os
 import re
 import tracemalloc
 
@@ -10,7 +11,7 @@ from maned.cli import lint as lint_cli
 from maned.cli import run as run_cli
 from maned.devices.discovery import MAX_WINDOW_MS
 from maned.devices.bounds import MAX_DEADLINE_S
-from support.processes import installed, run
+from support.processes import MANED_LINT, MANED_RUN, installed, run
 from support.scripts import HML, preamble
 
 
@@ -478,3 +479,20 @@ calc::ml::logistic_regression fit(X, y) {{ iters: 5, lr: 10, features: 2 }} retu
     assert err == ("note: ml definition 'fit' (logistic_regression): y holds 1, not a label "
                    "of logistic_regression: its labels are 0 and 100 at quantres 2 (real 0 "
                    "and 1); other values train to nothing useful (docs/models.md, labels)\n")
+
+
+@pytest.mark.parametrize("tool, args", [(MANED_RUN, ["sweep.mnd", "--verify"]),
+                                        (MANED_LINT, ["lint_findings.mnd"])])
+def test_a_reader_that_closes_stdout_early_ends_the_tool_quietly(tool, args):
+    """`maned-run sweep.mnd | head -1` where head has gone: no traceback, the shells' code
+    for a SIGPIPE (141). The read end is closed before the tool has printed anything (it
+    first loads, checks and runs), so its first write meets the closed pipe."""
+    import subprocess
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([*tool, *args], stdout=write, stderr=subprocess.PIPE,
+                              text=True, cwd=EXAMPLES, timeout=120)
+    finally:
+        os.close(write)
+    assert done.returncode == 141 and "Traceback" not in done.stderr, done.stderr
