@@ -7,6 +7,7 @@ import json
 import signal
 
 from gates import Gate, launcher
+from maned.dispatch.journal import digest
 from support.cli import EXAMPLES, expand
 from support.processes import MANED_RUN, run, start
 from support.scripts import device, sweep_with
@@ -90,11 +91,16 @@ def test_another_scripts_or_other_inputs_journal_is_refused_and_left_untouched(t
     damaged = tmp_path / "damaged.jsonl"
     lines = whole.split(b"\n")
     damaged.write_bytes(b"\n".join([lines[0], b"not a record", *lines[1:]]))
+    forged = tmp_path / "forged.jsonl"  # a well-digested line whose outputs are no tensor
+    body = {"round": "fit#c0#r0", "first": 0, "count": 400, "outputs": [["w", [1], ["x"]]]}
+    forged.write_bytes(b"\n".join([lines[0], json.dumps(
+        {**body, "sha256": digest(body)}).encode(), *lines[1:]]))
     for argv, why in [
             ([other, "--journal", journal], "was made by another script"),
             ([script, "--in", "y=8x1:1,2,3,4,5,6,7,8", "--journal", journal],
              "was made by other input values"),
             ([script, "--journal", damaged], "is damaged at line 2"),
+            ([script, "--journal", forged], "is damaged at line 2"),
             ([script, "--journal", other], "is no journal of maned-run")]:
         done = _maned_run(tmp_path, *argv)
         path = argv[argv.index("--journal") + 1]

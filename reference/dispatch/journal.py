@@ -20,6 +20,7 @@ appends. Any other line that is not a record refuses the journal, as a journal o
 script, other inputs or another version does: before anything runs, the file untouched."""
 import hashlib
 import json
+import math
 import os
 import threading
 
@@ -43,6 +44,27 @@ def identity(script: str, inputs: dict[str, Tensor]) -> dict:
     values = {name: [list(t.shape), list(t.data)] for name, t in sorted(inputs.items())}
     return {"maned_journal": FORMAT, "version": __version__,
             "script": hashlib.sha256(script.encode()).hexdigest(), "inputs": digest(values)}
+
+
+def _whole(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _well_formed(body: dict) -> bool:
+    """A record's fields as this module writes them: a round name, its steps, and each
+    output a name, a shape of whole numbers and int32 values as many as the shape holds."""
+    if set(body) != {"round", "first", "count", "outputs"} or not isinstance(body["round"], str) \
+            or not (_whole(body["first"]) and _whole(body["count"])) \
+            or not isinstance(body["outputs"], list):
+        return False
+    for entry in body["outputs"]:
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
+                and isinstance(entry[1], list) and isinstance(entry[2], list)
+                and all(_whole(d) and d >= 0 for d in entry[1])
+                and all(_whole(v) and -2 ** 31 <= v < 2 ** 31 for v in entry[2])
+                and len(entry[2]) == math.prod(entry[1])):
+            return False
+    return True
 
 
 def _refused(path: str, why: str) -> MnError:
@@ -111,9 +133,9 @@ class Journal:
         try:
             record = json.loads(line)
             body = {k: v for k, v in record.items() if k != "sha256"}
-            if record.get("sha256") != digest(body) or not isinstance(record["round"], str):
+            if record.get("sha256") != digest(body) or not _well_formed(body):
                 return None
-        except (ValueError, AttributeError, KeyError):
+        except (ValueError, AttributeError, KeyError, TypeError):
             return None
         return record
 

@@ -162,6 +162,9 @@ class MlRun:
             outputs = self.journal.done(round_name(self.d.name, i, r), *self.spans[i][r])
             if outputs is None:
                 break
+            if not set(self.starts[i].state) <= {name for name, _, _ in outputs}:
+                raise Refused(f"--journal: its round '{round_name(self.d.name, i, r)}' does "
+                              "not hold this definition's state: start a new journal")
             self._apply(i, [(name, Tensor(tuple(shape), tuple(data)))
                             for name, shape, data in outputs])
             r += 1
