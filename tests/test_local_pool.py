@@ -94,7 +94,7 @@ def test_an_aborted_pool_leaves_no_manager_thread_for_the_exit_to_wake():
     lane = PoolLane(LocalTarget(0), Trace(), lambda job, out, err: reports.append(
         (job.name, err.code if err else None)), 2)
     lane.submit(Job(key=(0, 0, 0, 0), name="left", graph=graph,
-                    inputs={"a": maned.Tensor((60, 60), (1,) * 3600)}))
+                    inputs={"a": maned.Tensor((1200, 1200), (1,) * 1440000)}))
     until(lambda: any(lane._pids[:]), "a pool process started")
     manager = lane._pool._executor_manager_thread
     assert manager.is_alive()
