@@ -26,6 +26,9 @@ FAILURE_KINDS: tuple[str, ...] = get_args(FailureKind)
 # refusal, a malformed request, a payload too large) is none of these.
 DOWN = frozenset({"connect_failed", "timeout", "malformed_response", "died"})
 MOVABLE = DOWN | {"NO_SUCH_JOB"}
+# --replicas: an alias whose answer the others outvoted (it gets no more work in the run),
+# and a round whose answers gave no majority (its configuration fails)
+OUTVOTED, NO_MAJORITY = "outvoted", "no_majority"
 
 
 class Refused(Exception):

@@ -114,7 +114,17 @@ def test_help_lists_every_flag(maned_run):
                                             "does not fit int32"),
     (["hello.mnd", "--flow", "arithmetc"], "error: --flow arithmetc: no such flow "
                                            "(did you mean 'arithmetic'?)"),
-    # issue 23, point 7: a path given to an input that is no csv() input says so
+    # issue 37, point 4: replicas need as many aliases, refused before anything runs
+    (["sweep.mnd", "--replicas", "0"], "error: --replicas takes a whole number from 1 to 3, "
+                                       "not '0'"),
+    (["sweep.mnd", "--replicas", "4"], "error: --replicas takes a whole number from 1 to 3, "
+                                       "not '4'"),
+    (["sweep.mnd", "--replicas", "3"], "error: --replicas 3: ml definition 'fit' runs on 2 "
+     "aliases (vm1, vm2); it needs at least 3 distinct aliases in its @device list"),
+    (["sweep.mnd", "--replicas", "2", "--device", "local"], "error: --replicas 2: ml "
+     "definition 'fit' runs on 1 alias (device); it needs at least 2 distinct aliases"),
+    (["hello.mnd", "--replicas", "2"], "error: --replicas 2: no calc::ml:: definition of "
+     "this run is routed; replicas compare the rounds a sweep sends to its @device aliases"),
     (["csv_io.mnd", "--in", "scale=data/points.csv"], "error: bad --in scale=data/points.csv: "
      "'data/points.csv' is not an integer; 'scale' is not a csv() input, so --in scale= takes "
      "raw integers (5, 3:1,2,3, 2x2:1,2,3,4); a path fills only an input declared csv() or "

@@ -9,6 +9,7 @@ from ..diagnostics import Diagnostic, MnError
 from ..devices.specs import DeviceOverride
 from ..lang.names import nearest
 from ..devices.bounds import THREADS_MAX
+from ..dispatch.replicas import REPLICAS_MAX
 from ..targets.local import ENGINE_FROM
 from ..devices.discovery import DEFAULT_WINDOW_MS, MAX_WINDOW_MS, Probing
 
@@ -16,7 +17,7 @@ USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ve
                  [--require-vm] [--trap-overflow] [--reference | --engine] [--threads N]
                  [--progress | --no-progress]
                  [--trace FILE [--trace-format jsonl|chrome]] [--json] [--out-dir DIR]
-                 [--journal FILE]
+                 [--journal FILE] [--replicas N]
                  [--probe HOST[:PORT]]... [--no-broadcast] [--discover-timeout MS]
                  [--device http://HOST:PORT | --device local] [--device-user USER]
                  [--device-pass PASS|env:NAME] [--device-token TOKEN|env:NAME]
@@ -53,6 +54,9 @@ USAGE = f"""usage: maned-run <file.mnd> [--flow NAME] [--in name=VALUE]... [--ve
   --journal FILE     write every completed ML round to FILE as it lands; run the same
                      command again with the same FILE (after Ctrl-C, a kill, a power cut)
                      to go on from where it stopped (a finished one prints at once)
+  --replicas N       run each round of a routed calc::ml:: sweep on N distinct aliases of
+                     its @device list (2 or 3; default 1) and take the majority's answer;
+                     an outvoted worker gets no more work in the run
   --probe HOST[:PORT]  where the discover = true blocks look for their workers, besides
                      the broadcast (port {DISCOVERY_PORT} unless given; repeatable)
   --no-broadcast     probe only the --probe targets
@@ -109,6 +113,7 @@ class RunOptions(ToolOptions):
     json: bool = False
     out_dir: str | None = None
     journal: str | None = None
+    replicas: int = 1
     probing: Probing = field(default_factory=Probing)
     device: DeviceOverride | None = None
 
@@ -233,6 +238,12 @@ def parse_args(argv: list[str]) -> RunOptions:
             opts.out_dir = value()
         elif name == "--journal":
             opts.journal = value()
+        elif name == "--replicas":
+            text = value()
+            opts.replicas = whole_number(text, 1, REPLICAS_MAX)
+            if opts.replicas is None:
+                raise usage_error(f"--replicas takes a whole number from 1 to {REPLICAS_MAX}, "
+                                  f"not '{text[:32]}'")
         elif name == "--probe":
             opts.probing = replace(opts.probing, probes=opts.probing.probes + (value(),))
         elif name == "--no-broadcast":

@@ -67,7 +67,8 @@ def _main(argv: list[str], out, err) -> int:
                      threads=opts.threads, require_vm=opts.require_vm,
                      trap_overflow=opts.trap_overflow, reference=opts.reference, trace=trace,
                      progress=view, probing=opts.probing, device=opts.device,
-                     out_dir=opts.out_dir, journal=opts.journal)
+                     out_dir=opts.out_dir, journal=opts.journal,
+                     replicas=opts.replicas)
     finally:
         view.close()
         closed = trace.close() if trace else None

@@ -2,7 +2,9 @@
 chain of round jobs (configuration i on alias i mod N when routed), then one local
 epilogue `NAME` for all configurations. Tier B is one local fit. A configuration fails
 alone (docs/fleet.md, "When a worker fails"): the others run to their end, and the
-definition finishes with the outputs of those that did and one error per one that did not."""
+definition finishes with the outputs of those that did and one error per one that did not.
+With `--replicas N` each round of a routed chain runs on N aliases at once and the vote
+decides what the chain takes (docs/fleet.md, "Replicas")."""
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
@@ -10,7 +12,7 @@ from ..diagnostics import Diagnostic
 from ..graph.flow_graph import FlowGraph
 from ..lang import ast, limits
 from ..ml.algorithms import is_tier_a, module_for
-from ..failures import DOWN, MOVABLE, Refused
+from ..failures import DOWN, MOVABLE, NO_MAJORITY, OUTVOTED, Refused
 from ..ml.chunking import round_count, round_spans, steps_per_round, sync_steps
 from ..ml.round_graphs import RoundGraphs, round_name
 from ..ml.train import bind_returns, fit_tier_b
@@ -18,6 +20,7 @@ from ..targets.target import LOCAL
 from ..tensor import Tensor
 from .job import Job
 from .lanes import loss, lost_alias
+from .replicas import Ballot, answer_of, tally
 from .trace import Trace
 
 
@@ -51,6 +54,7 @@ class Coordinator(Protocol):
     reference: bool  # the run's local work on the reference alone, not the exact engine
     lost: dict[str, tuple]  # the run's aliases that failed, and how: no more work for them
     journal: object  # the run's Journal (--journal), or None
+    replicas: int  # --replicas: the aliases each routed round runs on at once
 
     def note(self, text: str) -> None:
         """Say a line beside the run's outputs."""
@@ -95,6 +99,8 @@ class MlRun:
         self.sync_sizing, self.trace = coordinator.sync_sizing, coordinator.trace
         self.lost, self.note = coordinator.lost, coordinator.note
         self.journal = coordinator.journal
+        self.replicas = coordinator.replicas if self.aliases else 1
+        self.ballots: dict[int, Ballot] = {}  # with --replicas: each chain's round in flight
         self.targets = [self.aliases[i % len(self.aliases)] if self.aliases else LOCAL
                         for i in range(len(self.configs))]
         self.module = module_for(self.d.algo)
@@ -146,7 +152,7 @@ class MlRun:
         self.left = len(self.configs)
         for i, r in enumerate(resumed):
             if r < len(self.spans[i]):
-                self.submit(self._round_job(i, r))
+                self._send(i, r)
             else:  # the journal holds the whole chain
                 self.left -= 1
         if self.left == 0:
@@ -207,30 +213,58 @@ class MlRun:
         """Where configuration i's rounds go: alias i mod N, until its chain moves."""
         return self.targets[i]
 
+    def _send(self, i: int, r: int) -> None:
+        """Round r of configuration i, to its alias; with --replicas, to as many aliases."""
+        if self.replicas == 1:
+            return self.submit(self._round_job(i, r))
+        ballot = self.ballots[i] = Ballot(r, self._graph(i, r))
+        chosen = [a for a in self._from_home(i) if a not in self.lost][:self.replicas]
+        if len(chosen) < self.replicas:
+            return self._replica_failed(i, Diagnostic(
+                "ERUN", f"flow '{ballot.graph.flow}': --replicas {self.replicas}: only "
+                f"{_aliases(chosen) or 'no alias'} of its aliases left (the others failed "
+                "in this run)"))
+        for alias in chosen:
+            self._ask(i, alias)
+
+    def _graph(self, i: int, r: int) -> FlowGraph:
+        first, count = self.spans[i][r]
+        return self.graphs.build(i, self.starts[i], self.configs[i], first, count, r)
+
+    def _job(self, i: int, r: int, graph: FlowGraph, target: str, **how) -> Job:
+        return Job(key=(self.level + r + 1, self.position, i, r), name=graph.flow, graph=graph,
+                   inputs={**self.starts[i].constants, **self.states[i]},
+                   target=target, round_flow=True, **how)
+
     def _round_job(self, i: int, r: int) -> Job:
         """Round r of configuration i. Its chain goes on from the lane that runs it
         (`follow`); the scheduler hears of the chain again at its end or its failure."""
-        first, count = self.spans[i][r]
-        graph = self.graphs.build(i, self.starts[i], self.configs[i], first, count, r)
-        return Job(key=(self.level + r + 1, self.position, i, r), name=graph.flow, graph=graph,
-                   inputs={**self.starts[i].constants, **self.states[i]},
-                   target=self._target(i), round_flow=True,
-                   follow=lambda outputs: self._next_round(i, r, graph, outputs),
-                   done=lambda outputs, error: self._chain_done(i, error))
+        graph = self._graph(i, r)
+        return self._job(i, r, graph, self._target(i),
+                         follow=lambda outputs: self._next_round(i, r, graph, outputs),
+                         done=lambda outputs, error: self._chain_done(i, error))
 
     def _next_round(self, i: int, r: int, graph, outputs) -> Job | None:
         """On the lane that ran round r of configuration i: its outputs become the chain's
         state, and round r + 1 is the job that lane runs next (None: the chain's last round
         ran, or its alias failed meanwhile and the chain leaves it: `_chain_done`)."""
-        self._ran(i, r)
-        ordered = [(n, outputs[n]) for n, _ in graph.outputs]
-        if self.journal is not None:  # on the disk before the round counts as done
-            self.journal.record(graph.flow, *self.spans[i][r],
-                                [[n, list(t.shape), list(t.data)] for n, t in ordered])
-        self._apply(i, ordered)
+        self._landed(i, r, graph, outputs, (self._target(i),))
         if r + 1 == len(self.spans[i]) or self.targets[i] in self.lost:
             return None
         return self._round_job(i, r + 1)
+
+    def _landed(self, i: int, r: int, graph, outputs, devices: tuple[str, ...]) -> None:
+        """Round r of configuration i ran on `devices`: journaled (on the disk before the
+        round counts as done), then its outputs become the chain's."""
+        outcome = self.outcomes[i]
+        outcome.rounds = r + 1
+        outcome.devices += tuple(d for d in devices
+                                 if d != LOCAL and d not in outcome.devices)
+        ordered = [(n, outputs[n]) for n, _ in graph.outputs]
+        if self.journal is not None:
+            self.journal.record(graph.flow, *self.spans[i][r],
+                                [[n, list(t.shape), list(t.data)] for n, t in ordered])
+        self._apply(i, ordered)
 
     def _apply(self, i: int, outputs: list[tuple[str, Tensor]]) -> None:
         """A round's outputs, in its flow's order: its state becomes the chain's, the rest
@@ -239,19 +273,12 @@ class MlRun:
         self.states[i] = {k: by_name[k] for k in state}
         self.extras[i].extend(t for n, t in outputs if n not in state)
 
-    def _ran(self, i: int, r: int) -> None:
-        """Round r of configuration i ran on its target."""
-        outcome, target = self.outcomes[i], self._target(i)
-        outcome.rounds = r + 1
-        if target != LOCAL and target not in outcome.devices:
-            outcome.devices += (target,)
-
     def _chain_done(self, i: int, error) -> None:
         """On the scheduler's thread: configuration i's last round ran, or one of its rounds
         failed (that configuration alone: the others go on)."""
         if error is None and self.outcomes[i].rounds < len(self.spans[i]):
             error = self._left(i)  # its alias failed under another chain: it leaves it
-        if error is not None and self._moved(i, error):
+        if error is not None and self.replicas == 1 and self._moved(i, error):
             return
         if error is not None:
             self.errors[i] = error
@@ -267,26 +294,105 @@ class MlRun:
 
     def _moved(self, i: int, error) -> bool:
         """Configuration i's round failed in a way another worker would not (MOVABLE): the
-        chain goes on from that round on the next other alias of the list, in list order,
-        that has not failed (its state is the last round's outputs, held here: nothing else
-        runs again); an alias that itself failed (DOWN) gets no more work in this run.
-        False when there is no other alias to go to."""
+        chain goes on from that round on `healthy[i mod H]`, healthy the list's other
+        aliases that have not failed, in list order (so a lost worker's chains spread over
+        the rest); its state is the last round's outputs, held here: nothing else runs
+        again. An alias that itself failed (DOWN) gets no more work in this run. False when
+        there is no other alias to go to."""
         failed = self.targets[i]
         if error.cause not in MOVABLE or failed == LOCAL:
             return False
         r = self.outcomes[i].rounds  # the round that failed: every one before it ran
         if error.cause in DOWN:
             self.lost.setdefault(failed, loss(round_name(self.d.name, i, r), error))
-        at = self.aliases.index(failed)
-        healthy = next((a for a in self.aliases[at + 1:] + self.aliases[:at]
-                        if a not in self.lost), None)
-        if healthy is None:
+        healthy = [a for a in self.aliases if a != failed and a not in self.lost]
+        if not healthy:
             return False
+        healthy = healthy[i % len(healthy)]
         self.targets[i], self.outcomes[i].moved = healthy, True
         self.note(f"{self.d.name}#c{i} moved from '{failed}' to '{healthy}' at round {r}: "
                   f"{error.message}")
         self.submit(self._round_job(i, r))
         return True
+
+    # --- --replicas: each round on several aliases, the vote decides ----------------------
+    def _from_home(self, i: int) -> list[str]:
+        """The list's aliases from configuration i's own (i mod N) on, round the list."""
+        at = i % len(self.aliases)
+        return list(self.aliases[at:] + self.aliases[:at])
+
+    def _ask(self, i: int, alias: str) -> None:
+        """Run configuration i's round in flight on `alias` too."""
+        ballot = self.ballots[i]
+        ballot.asked.append(alias)
+        r, graph = ballot.round, ballot.graph
+        self.submit(self._job(i, r, graph, alias, done=lambda outputs, error: self._answered(
+            i, r, alias, outputs, error)))
+
+    def _spare(self, i: int) -> str | None:
+        """The next alias from configuration i's own on that has not failed and has not
+        been asked for its round in flight (None: none is left)."""
+        asked = self.ballots[i].asked
+        return next((a for a in self._from_home(i) if a not in self.lost and a not in asked),
+                    None)
+
+    def _answered(self, i: int, r: int, alias: str, outputs, error) -> None:
+        """On the scheduler's thread: `alias` answered round r of configuration i."""
+        ballot = self.ballots.get(i)
+        if ballot is None or ballot.round != r:
+            return  # its configuration failed meanwhile
+        flow = ballot.graph.flow
+        if error is None and alias in self.lost:  # outvoted (or lost) while it ran this
+            error = lost_alias(flow, self.lost[alias])
+        if error is not None:
+            return self._replica_lost(i, alias, error)
+        ballot.answered(alias, answer_of(ballot.graph, outputs), outputs)
+        vote = tally(ballot.answers, self.replicas)
+        if vote.state == "wait":
+            return
+        if vote.state == "more":
+            spare = self._spare(i)
+            if spare is not None:
+                self.note(f"{self.d.name}#c{i} round {r}: {_aliases(ballot.answers)} "
+                          f"disagree; '{spare}' decides")
+                return self._ask(i, spare)
+        if vote.state in ("more", "split"):
+            return self._replica_failed(i, Diagnostic(
+                "ERUN", f"flow '{flow}': --replicas {self.replicas}: no majority: "
+                f"{_aliases(ballot.answers)} each answered other integers", cause=NO_MAJORITY))
+        agreed, taken = ballot.taken(vote.answer)
+        for liar in (a for a in vote.outvoted if a not in self.lost):
+            self.lost[liar] = (OUTVOTED, f"device '{liar}': outvoted at round '{flow}' by "
+                               f"{_aliases(agreed)}")
+            self.note(f"{self.d.name}#c{i} round {r}: '{liar}' outvoted by {_aliases(agreed)} "
+                      "(it answered other integers); it gets no more work in this run")
+        del self.ballots[i]
+        self._landed(i, r, ballot.graph, taken, tuple(agreed))
+        if r + 1 == len(self.spans[i]):
+            return self._chain_done(i, None)
+        self._send(i, r + 1)
+
+    def _replica_lost(self, i: int, alias: str, error: Diagnostic) -> None:
+        """`alias` could not answer configuration i's round in flight: when another worker
+        would (MOVABLE, or `alias` was outvoted), the next spare alias runs it instead."""
+        ballot = self.ballots[i]
+        if error.cause not in MOVABLE and alias not in self.lost:
+            return self._replica_failed(i, error)
+        if error.cause in DOWN:
+            self.lost.setdefault(alias, loss(ballot.graph.flow, error))
+        spare = self._spare(i)
+        if spare is None:
+            return self._replica_failed(i, Diagnostic(
+                "ERUN", f"{error.message}; --replicas {self.replicas}: no other alias of its "
+                "list is left to run it on", cause=error.cause))
+        self.note(f"{self.d.name}#c{i} round {ballot.round}: moved from '{alias}' to "
+                  f"'{spare}': {error.message}")
+        self._ask(i, spare)
+
+    def _replica_failed(self, i: int, error: Diagnostic) -> None:
+        """Configuration i fails: answers still due for its round are dropped."""
+        del self.ballots[i]
+        self._chain_done(i, error)
 
     def _epilogue(self) -> None:
         """The epilogue of every configuration that finished; the definition's end."""
@@ -305,3 +411,10 @@ class MlRun:
                     self.outcomes[i].status = "failed"
         outputs = bind_returns(self.d, results, len(self.configs)) if results else None
         self.finish(outputs, tuple(self.errors[i] for i in sorted(self.errors)))
+
+
+def _aliases(names) -> str:
+    """'a', 'b' and 'c'."""
+    quoted = [f"'{n}'" for n in names]
+    return ", ".join(quoted[:-1]) + (" and " if len(quoted) > 1 else "") + quoted[-1] \
+        if quoted else ""

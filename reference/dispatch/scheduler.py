@@ -62,13 +62,14 @@ class Routing:
 class Scheduler:
     def __init__(self, work: Workload, routing: Routing, fleet: Fleet | None = None, *,
                  threads: int = 1, trace: Trace | None = None, reference: bool = False,
-                 journal=None):
+                 journal=None, replicas: int = 1):
         """work goes where routing says, on fleet's targets (without one, a fleet of its
         own, closed at the end, whose local target is the reference alone with
         `reference`); threads: the local pool's width; trace: the run's Trace, told of
         every job; journal: the run's Journal (--journal), every completed round written
-        to it and every round it holds not run again."""
-        self.journal = journal
+        to it and every round it holds not run again; replicas: how many aliases each
+        routed round of an ML definition runs on at once (--replicas)."""
+        self.journal, self.replicas = journal, replicas
         self.program, self.plan, self.graphs, self.ml = (work.program, work.plan, work.graphs,
                                                          work.ml)
         self.values, self.routing, self.threads = work.values, routing, threads

@@ -11,6 +11,7 @@ from ..diagnostics.printer import mask
 from ..devices.specs import DeviceOverride, discovers
 from ..dispatch.fleet import Fleet
 from ..dispatch.plan import make_plan
+from ..dispatch.replicas import REPLICAS_MAX
 from ..dispatch.routing import resolve_routing, routed_aliases
 from ..dispatch.scheduler import Routing, RunResult, Scheduler, Workload
 from ..dispatch.trace import VERIFY, Trace
@@ -59,6 +60,7 @@ class RunOptions:
     out_dir: str | None          # `--out-dir`: an existing folder this process may write into
     probing: Probing             # how `discover = true` blocks look for their workers
     journal: str | None          # `--journal`: the file of completed rounds to resume from
+    replicas: int                # `--replicas`: the aliases each routed ML round runs on
     device: DeviceOverride | None  # `--device`: the one target of every routed job
     devices: dict | None         # ready-made devices by alias, kept open by the caller
     trace: object                # the trace sink: called with each job's records
@@ -107,7 +109,7 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         devices: dict | None = None, probing: Probing | None = None,
         device: DeviceOverride | None = None,
         out_dir: str | os.PathLike | None = None,
-        journal: str | os.PathLike | None = None) -> Report:
+        journal: str | os.PathLike | None = None, replicas: int = 1) -> Report:
     """Run a script and report what it did (see docs/api.md).
 
     script: a .mnd path; or `source` text with `base_dir` (default: the working folder) for
@@ -129,7 +131,9 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
     reference (`--reference`), False on the exact engine (`--engine`), None (default) on
     the engine when the run's data hold at least `ENGINE_FROM` values. journal: `--journal`,
     the file every completed round of a calc::ml:: chain is written to, and that a run
-    resumes from (docs/fleet.md, "Resume")."""
+    resumes from (docs/fleet.md, "Resume"). replicas: `--replicas`, how many distinct
+    aliases each routed round of a calc::ml:: definition runs on, their answers compared
+    and the majority's taken (docs/fleet.md, "Replicas")."""
     if (script is None) == (source is None):
         raise TypeError("run() takes a script path or source=, not both or neither")
     if not isinstance(probing, (Probing, type(None))) or not isinstance(
@@ -150,7 +154,8 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
                              reference=reference,
                              out_dir=checked_out_dir, probing=probing or Probing(),
                              device=device, devices=devices, trace=trace, progress=progress,
-                             journal=None if journal is None else os.fspath(journal))
+                             journal=None if journal is None else os.fspath(journal),
+                             replicas=_replicas(replicas))
         _run(b, given, options)
     except MnError as e:
         b.error(*e.diagnostics)
@@ -164,6 +169,34 @@ def _threads(threads) -> int:
         raise MnError(Diagnostic("EUSAGE", f"--threads takes a whole number from 1 to "
                                  f"{THREADS_MAX}, not {threads!r}"[:200]))
     return threads
+
+
+def _replicas(replicas) -> int:
+    """`--replicas`, checked before any work: a whole number from 1 to REPLICAS_MAX."""
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or not (
+            1 <= replicas <= REPLICAS_MAX):
+        raise MnError(Diagnostic("EUSAGE", f"--replicas takes a whole number from 1 to "
+                                 f"{REPLICAS_MAX}, not {replicas!r}"[:200]))
+    return replicas
+
+
+def _replicated(routing: Routing, replicas: int) -> None:
+    """--replicas N needs N aliases in every routed ML definition's list, and at least one
+    such definition: refused before anything runs."""
+    if replicas == 1:
+        return
+    short = [(name, aliases) for name, aliases in routing.ml.items()
+             if aliases and len(aliases) < replicas]
+    if short:
+        name, aliases = short[0]
+        raise MnError(Diagnostic("EUSAGE", f"--replicas {replicas}: ml definition '{name}' "
+                                 f"runs on {len(aliases)} alias{'es' * (len(aliases) > 1)} "
+                                 f"({', '.join(aliases)}); it needs at least {replicas} "
+                                 "distinct aliases in its @device list"))
+    if not any(routing.ml.values()):
+        raise MnError(Diagnostic("EUSAGE", f"--replicas {replicas}: no calc::ml:: "
+                                 "definition of this run is routed; replicas compare the "
+                                 "rounds a sweep sends to its @device aliases"))
 
 
 def _out_dir(out_dir) -> str | None:
@@ -203,6 +236,7 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
     device = options.device.spec() if options.device is not None else None
     routing = resolve_routing(program, plan, checked.graphs, checked.ml, options.require_vm,
                               compiler, device, discovery)
+    _replicated(routing, options.replicas)
     if trap and routing.any:
         raise MnError(Diagnostic("EUSAGE", "--trap-overflow runs on the local interpreter "
                                  "only; it cannot be combined with routing (@device or "
@@ -241,7 +275,7 @@ def _run(b: _Builder, script: Script, options: RunOptions) -> None:
         b.error(*down)
         work = Workload(program, plan, checked.graphs, checked.ml, loaded.values)
         result = Scheduler(work, routing, fleet, threads=options.threads, trace=b.trace,
-                           journal=journal).run()
+                           journal=journal, replicas=options.replicas).run()
     except BaseException:
         fleet.abort()  # a refusal, or Ctrl-C, while children start: do not wait for them
         raise
