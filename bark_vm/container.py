@@ -142,10 +142,12 @@ def free_port(udp: bool = False) -> int:
 
 @contextmanager
 def worker_process(alias: str, user: str, password: str, extra_args: tuple[str, ...] = (),
-                   timeout: float = 30, command: list[str] | None = None):
+                   timeout: float = 30, command: list[str] | None = None,
+                   port: int | None = None):
     """The same worker as a plain `bark-worker` process on loopback (where Docker is absent);
-    `command` replaces `python -m bark_vm.server` (a test's instrumented worker)."""
-    port = free_port()
+    `command` replaces `python -m bark_vm.server` (a test's instrumented worker); `port`:
+    where it listens (default a free one; a worker restarted where one was)."""
+    port = port or free_port()
     env = dict(os.environ, BARK_ALIAS=alias, BARK_USER=user, BARK_PASS=password)
     command = command or [sys.executable, "-m", "bark_vm.server"]
     log = tempfile.TemporaryFile()

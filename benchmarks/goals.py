@@ -1,4 +1,4 @@
-"""Issue 12's, 27's and 35's goals as data: a figure, the bound it should meet, and the goal
+"""Issue 12's, 27's, 35's and 37's goals as data: a figure, the bound it should meet, and the goal
 in words (issue 12's "routed beats local at 100 and 1,000 rows" retired with the local
 engine, DESIGN §14: local is now the fast side). A run reports each one reached or missed
 (results.md); nothing gates on them, since a goal is what the project aims at, and the
@@ -62,6 +62,14 @@ GOALS = (
     _up("fleet/h2/x16/efficiency", 0.8, "fleet, 2 ms rounds: efficiency >= 0.8 at 16"),
     _down("fleet/h10/x16/cpu_per_round", 100.0, "the coordinator's CPU per round over HTTP "
           "<= 100 us (16 workers, 10 ms rounds)"),
+    # issue 37: sweeps that survive (benchmarks/survival.py)
+    _down("survive/killed/over_healthy", 1.5, "one of three workers killed a quarter into a "
+          "6-configuration sweep: <= 1.5x the healthy run's time"),
+    _down("survive/resumed/rounds_share", 0.6, "a run killed half-way and resumed runs <= 60% "
+          "of the rounds"),
+    _down("survive/journal/over_plain", 1.05, "--journal costs <= 5% per round"),
+    _down("survive/replicas2/rounds_over_plain", 2.1, "--replicas 2 runs <= 2.1x the plain "
+          "run's rounds"),
     # per round inside a run: issue 12 asked for 0.15 ms (VM) and 0.4 ms (HTTP), issue 27
     # for these
     _down("rounds/vm/total", 100.0, "per round inside a run <= 0.1 ms on a VM (us)"),

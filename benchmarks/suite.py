@@ -8,14 +8,15 @@ from dataclasses import replace
 
 from bark_vm.blas import BLAS_THREADS
 
-from . import BLAS_PINNED_IN_TIME, chains, fleet, kernels, local, metg, roundtrip, stages, sweeps
+from . import (BLAS_PINNED_IN_TIME, chains, fleet, kernels, local, metg, roundtrip, stages,
+               survival, sweeps)
 from .contention import Probe
 from .figures import Figure
 from .timing import slowed
 
 FAMILIES = {"local": local.measure, "roundtrip": roundtrip.measure, "rounds": stages.measure,
             "chain": chains.measure, "sweep": sweeps.measure, "kernel": kernels.measure,
-            "metg": metg.measure, "fleet": fleet.measure}
+            "metg": metg.measure, "fleet": fleet.measure, "survive": survival.measure}
 SCALES = ("smoke", "full")
 SLOW_HOOK = "MANED_BENCH_SLOW"  # FAMILY/SIDE=FACTOR[,...]: a side slowed on purpose (timing)
 

@@ -28,7 +28,7 @@ def _limited() -> None:
 def test_configurations_whose_vm_the_open_file_limit_refuses_move_to_the_vms_that_started(
         tmp_path):
     """The VMs the limit leaves room for start; each configuration whose VM is refused
-    (the limit's coded line) moves to the next VM of the list that has not failed (issue 37,
+    (the limit's coded line) moves to another VM of the list that has not failed (issue 37,
     point 2), and the run prints what a run with room for every VM prints."""
     script = tmp_path / "forty.mnd"
     script.write_text(_forty_vms())

@@ -1,6 +1,6 @@
 """`--replicas N` (issue 37, point 4; docs/fleet.md, "Replicas"): each routed round of a sweep
 on N distinct aliases, their answers compared integer for integer; a lying worker (a real
-bark-worker whose executor adds to one integer) is outvoted, named, and sent no more work,
+bark-worker whose executor adds to one integer, maned_bench.lying_worker) is outvoted, named, and sent no more work,
 and the sweep prints the honest bytes; with no majority the configuration fails naming the
 workers; a worker killed mid-run hands its replicas on."""
 import json
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from bark_vm.container import worker_process
-from gates import FAKES, HANG_GUARD_S
+from gates import HANG_GUARD_S
 from maned.dispatch.replicas import tally
 from support.processes import MANED_RUN, run, start
 from support.scripts import FIT_DATA, HML, device, env
@@ -69,8 +69,8 @@ def sweep(workers, budget_iters: int = 640) -> str:
 
 
 def liar(by: int = 1, start_at: int = 6) -> dict:
-    return {"command": [sys.executable, str(FAKES / "lying_worker.py")],
-            "env": {"MANED_TEST_LIE_FROM": str(start_at), "MANED_TEST_LIE_BY": str(by)}}
+    return {"command": [sys.executable, "-m", "maned_bench.lying_worker"],
+            "env": {"MANED_BENCH_LIE_FROM": str(start_at), "MANED_BENCH_LIE_BY": str(by)}}
 
 
 def fleet(stack: ExitStack, monkeypatch, *kinds) -> list:

@@ -22,7 +22,8 @@ class Diagnostic:
     pos: Pos | None = None
     stage: str | None = None  # overrides the ledger's stage (e.g. E026 found while loading)
     # what a device said or did, when a job failed there: the CDP code (UNSUPPORTED_OP, ...)
-    # or a transport's stable name (timeout, connect_failed, malformed_response, too_large)
+    # or a transport's stable name (timeout, connect_failed, malformed_response, too_large,
+    # died), or outvoted / no_majority under --replicas
     cause: str | None = None
 
     def __post_init__(self):

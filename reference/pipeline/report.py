@@ -67,7 +67,8 @@ class DiagnosticRecord:
     column: int | None
     message: str
     cause: str | None = None  # a failed job's device code or transport name (UNSUPPORTED_OP,
-    #                           timeout, connect_failed, malformed_response, too_large, died)
+    #                           timeout, connect_failed, malformed_response, too_large, died;
+    #                           outvoted, no_majority under --replicas)
 
     @staticmethod
     def of(d: Diagnostic) -> "DiagnosticRecord":

@@ -1,6 +1,7 @@
 """A bark-worker that lies (issue 37, point 4): the real worker whose executor, from its
-MANED_TEST_LIE_FROM-th job on (default 6), adds MANED_TEST_LIE_BY (default 1) to the first
-slot of its first output. `python lying_worker.py serve [options]`."""
+MANED_BENCH_LIE_FROM-th job on (default 6), adds MANED_BENCH_LIE_BY (default 1) to the first
+slot of its first output: `python -m maned_bench.lying_worker serve [options]`, the liar
+of the --replicas tests and benchmarks."""
 import itertools
 import os
 import sys
@@ -12,8 +13,8 @@ from bark_vm.server import cli
 
 _real = executor.execute
 _jobs = itertools.count(1)
-_FROM = int(os.environ.get("MANED_TEST_LIE_FROM", "6"))
-_BY = np.int32(int(os.environ.get("MANED_TEST_LIE_BY", "1")))
+_FROM = int(os.environ.get("MANED_BENCH_LIE_FROM", "6"))
+_BY = np.int32(int(os.environ.get("MANED_BENCH_LIE_BY", "1")))
 
 
 def _lying(module, inputs, quantres, *rest):
