@@ -6,22 +6,13 @@ workers; a worker killed mid-run hands its replicas on."""
 import json
 import re
 import signal
-import sys
-import time
 from contextlib import ExitStack
 
 import pytest
 from hypothesis import given, strategies as st
 
-from bark_vm.container import worker_process
-from gates import HANG_GUARD_S
 from maned.dispatch.replicas import tally
-from support.processes import MANED_RUN, run, start
-from support.scripts import FIT_DATA, HML, device, env
-
-PASSWORD = {"W_PASS": "pw-replicas-5d1e"}
-LR = (1, 2, 3, 5, 7, 10)
-PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
+from support.trio import LR, PASS, fleet, hit_mid_run, liar, maned_run, rounds, sweep
 
 
 # --- the vote, as a table -------------------------------------------------------------------
@@ -56,54 +47,6 @@ def test_an_answer_is_taken_only_from_a_strict_majority_of_at_least_two(values, 
 
 
 # --- real workers ---------------------------------------------------------------------------
-def sweep(workers, budget_iters: int = 640) -> str:
-    """A 6-configuration linear_regression sweep over w1..wN, 64 steps a round."""
-    aliases = [w.alias for w in workers]
-    blocks = "".join(device(w.alias, host=w.host, port=w.port, user="test",
-                            password=env("W_PASS")) for w in workers)
-    returns = ", ".join(f"m{i}, l{i}" for i in range(len(LR)))
-    return (HML + FIT_DATA + blocks
-            + f"calc::ml::linear_regression fit(X, y) @device({', '.join(aliases)}) {{\n"
-            f"    iters: {budget_iters},\n    lr: [{', '.join(map(str, LR))}],\n"
-            f"    features: 2, budget: 64\n}} return {returns};\n")
-
-
-def liar(by: int = 1, start_at: int = 6) -> dict:
-    return {"command": [sys.executable, "-m", "maned_bench.lying_worker"],
-            "env": {"MANED_BENCH_LIE_FROM": str(start_at), "MANED_BENCH_LIE_BY": str(by)}}
-
-
-def fleet(stack: ExitStack, monkeypatch, *kinds) -> list:
-    """Workers w1..wN: each kind None (honest) or a liar()."""
-    workers = []
-    for k, kind in enumerate(kinds, 1):
-        command = None
-        if kind is not None:
-            command = kind["command"]
-            for name, value in kind["env"].items():
-                monkeypatch.setenv(name, value)  # read by the worker when it starts
-        workers.append(stack.enter_context(worker_process(
-            f"w{k}", "test", PASSWORD["W_PASS"], command=command)))
-        for name in (kind or {}).get("env", {}):
-            monkeypatch.delenv(name)
-    return workers
-
-
-def maned_run(tmp_path, text: str, *args):
-    script = tmp_path / "sweep.mnd"
-    script.write_text(text)
-    return run(MANED_RUN, script, *map(str, args), env=PASSWORD, timeout=HANG_GUARD_S)
-
-
-def rounds(report: dict) -> dict[str, int]:
-    """Round jobs workers answered, by alias."""
-    out: dict[str, int] = {}
-    for job in report["jobs"]:
-        if "#r" in job["flow"] and job["outcome"] == "ok" and job["target"] != "local":
-            out[job["target"]] = out.get(job["target"], 0) + 1
-    return out
-
-
 def test_a_lying_worker_is_outvoted_and_the_sweep_prints_the_honest_bytes(tmp_path,
                                                                           monkeypatch):
     """w2 adds 1 to one integer from its 6th job on. Without replicas its lie is printed
@@ -200,23 +143,12 @@ def test_a_worker_killed_mid_run_hands_its_replicas_on(tmp_path, monkeypatch):
     alias left, and the run prints the healthy run's bytes, verified."""
     with ExitStack() as stack:
         workers = fleet(stack, monkeypatch, None, None, None)
-        text = sweep(workers, budget_iters=1280)
+        text = sweep(workers, iters=1280)
         healthy = maned_run(tmp_path, text, "--replicas", "2")
-        trace = tmp_path / "t.jsonl"
-        script = tmp_path / "killed.mnd"
-        script.write_text(text)
-        proc = start(MANED_RUN, script, "--replicas", "2", "--verify", "--trace", trace,
-                     env=PASSWORD)
-        deadline = time.monotonic() + HANG_GUARD_S
-        while time.monotonic() < deadline and proc.poll() is None:
-            lines = trace.read_text().splitlines() if trace.exists() else []
-            if sum('"target": "w3"' in ln and '"event": "end"' in ln for ln in lines) >= 10:
-                break
-            time.sleep(0.01)
-        workers[2].handle.send_signal(signal.SIGKILL)
-        out, err = proc.communicate(timeout=HANG_GUARD_S)
+        code, out, err = hit_mid_run(tmp_path, text, workers[2], 10, signal.SIGKILL,
+                                     "--replicas", "2", "--verify")
     assert healthy.returncode == 0, healthy.stderr
-    assert proc.returncode == 0, err
+    assert code == 0, err
     assert out == healthy.stdout + PASS
     moves = err.splitlines()[:-1]
     assert moves, "w3 was killed before the run ended"
