@@ -5,6 +5,7 @@ job outlives the answer deadline. Each case is a table row: the request it hits 
 line the run must end with (docs/wire.md, "What the client does when the network fails").
 Runs are child processes, so a hang shows as the guard's timeout."""
 import json
+import re
 import subprocess
 import sys
 
@@ -180,14 +181,15 @@ SWEEP = (HML + FIT_DATA + "{device}calc::ml::linear_regression fit(X, y) @device
 PASS = "verify: PASS (compared local interpreter vs routed targets)\n"
 
 
-def _restart_behind(proxy, tmp_path, budget: int, held_on: str, after: int):
+def _restart_behind(proxy, tmp_path, budget: int, held_on: str, after: int,
+                    script: str = SWEEP):
     """Run the sweep through `proxy`; hold the `held_on` request after `after` of them, kill
     the worker, start a fresh one (its tokens and jobs are gone), point the proxy at it and
     let the request go. Returns the run's (code, out, err) and the log of requests."""
     hold = proxy.inject(Fault("hold", held_on, after=after))
     with worker_process("w", "test", PASSWORD) as first:
         proxy.retarget(first.host, first.port)
-        run = maned_run(tmp_path, SWEEP.format(device=device(proxy.port), budget=budget),
+        run = maned_run(tmp_path, script.format(device=device(proxy.port), budget=budget),
                         "--verify", background=True)
         until(lambda: proxy.requests("hold") or run.poll() is not None,
               "a request held at the proxy")
@@ -229,6 +231,29 @@ def test_a_restarted_worker_loses_the_job_it_was_running(proxy, tmp_path):
     assert "result lost on worker" in error and "(NO_SUCH_JOB)" in error
     from_held = proxy.requests()[[kind for _, kind in proxy.log].index("hold"):]
     assert [r.split("?")[0] for r in from_held[:3]] == [POLL, AUTH, POLL]
+
+
+def test_a_chain_whose_result_a_restarted_worker_lost_moves_and_the_worker_serves_on(
+        proxy, tmp_path):
+    """Four configurations over w (behind the proxy, restarted while it ran an async job)
+    and v: the configuration whose result was lost (NO_SUCH_JOB) moves to v from that
+    round; the restarted w is not dropped (it answers again), so its other configuration
+    runs there; the run prints the local run's bytes, verified."""
+    with worker_process("v", "test", PASSWORD) as v:
+        two = SWEEP.replace("@device(w)", "@device(w, v)").replace(
+            "lr: [2, 5]", "lr: [2, 5, 10, 20]").replace("return m, l;", "return a, b, c, d, "
+                                                        "e, f, g, h;")
+        two = two.replace("{device}", "{device}" + device_block(
+            "v", host=v.host, port=v.port, user="test", password=env("P_W")).replace(
+            "{", "{{").replace("}", "}}"))
+        code, out, err, after = _restart_behind(proxy, tmp_path, 4096, POLL, 0, two)
+    assert code == 0 and out.endswith(PASS), err
+    move, note = err.splitlines()
+    assert re.fullmatch(r"note: fit#c[02] moved from 'w' to 'v' at round 0: flow "
+                        r"'fit#c[02]#r0': device 'w' \(127\.0\.0\.1:\d+\): job \d+ result "
+                        r"lost on worker 127\.0\.0\.1:\d+ \(NO_SUCH_JOB\).*", move), move
+    assert note.startswith("note: sweep 'fit' over lr:") and "(failed)" not in note
+    assert after["jobs_async"] > 0  # the restarted w ran the other configuration's rounds
 
 
 @pytest.fixture
