@@ -6,7 +6,7 @@ import io
 
 from support.cli import EXAMPLES, expand
 from maned.cli.progress import CLEAR, REDRAW_S, ProgressView
-from maned.dispatch.trace import JobDone, JobStarted, Planned
+from maned.dispatch.trace import JobDone, JobStarted, Planned, Settled
 
 SWEEP = expand(open(EXAMPLES / "sweep.mnd").read()).replace("features: 2",
                                                             "features: 2, budget: 400")
@@ -30,6 +30,7 @@ def test_the_live_line_is_redrawn_at_most_twice_a_second():
         now[0] += 0.001
         view(JobStarted(f"fit#c0#r{r}", "vm1"))
         view(JobDone(r + 2, f"fit#c0#r{r}", "vm1", None))
+    view(Settled("fit", False))
     text = err.getvalue()
     assert "fit: 1000 rounds done in 0:01\n" in text  # a line that stays is never held back
     # the first draw, one per half second, and one after the line that stayed
@@ -52,6 +53,7 @@ def test_plain_lines_come_in_job_order_whatever_the_order_jobs_finish():
         view(JobDone(i, flow, target, None))
     assert err.getvalue() == "progress: fit 1/4 (fit#c0#r0 on vm1) ok\n"
     view(JobDone(5, "fit#c0#r1", "vm1", "TIMEOUT"))
+    view(Settled("fit", True))
     assert err.getvalue().splitlines() == [
         "progress: fit 1/4 (fit#c0#r0 on vm1) ok",
         "progress: fit 2/4 (fit#c0#r1 on vm1) failed [TIMEOUT]",
@@ -84,3 +86,45 @@ def test_a_two_vm_sweeps_progress_log_is_the_same_in_every_run(maned_run):
     want = [(c, r) for c in range(3) for r in range(jobs // 3)]
     assert lines == [f"progress: fit {k}/{jobs} (fit#c{c}#r{r} on vm{2 if c == 1 else 1}) ok"
                      for k, (c, r) in enumerate(want, 1)]
+
+
+def test_a_round_on_two_replicas_prints_both_lines_and_a_moved_round_its_second_try():
+    """--replicas 2: each round's two lines together, by alias, whichever answered first; a
+    round whose job failed and ran again elsewhere (a moved chain) does not end its
+    definition's lines: the second try comes out as it comes, and Settled ends them."""
+    err = io.StringIO()
+    view = ProgressView(err, shown=True, live=False)
+    view(Planned("fit", 4, ("fit#c0#r0", "fit#c0#r1")))
+    view(Planned("g", 1, ("g",)))
+    view(JobDone(1, "fit#c0#r0", "w2", None))
+    assert err.getvalue() == ""  # its other replica is due
+    view(JobDone(2, "fit#c0#r0", "w1", None))
+    view(JobDone(3, "g", "local", None))
+    view(JobDone(4, "fit#c0#r1", "w2", "ERUN"))
+    view(JobDone(5, "fit#c0#r1", "w1", None))
+    view(JobDone(6, "fit#c0#r1", "w3", None))  # w2's replica, moved
+    view(Settled("g", False))
+    assert err.getvalue().splitlines() == [
+        "progress: fit 1/4 (fit#c0#r0 on w1) ok", "progress: fit 2/4 (fit#c0#r0 on w2) ok",
+        "progress: fit 3/4 (fit#c0#r1 on w1) ok",
+        "progress: fit 4/4 (fit#c0#r1 on w2) failed [ERUN]",
+        "progress: fit 5/5 (fit#c0#r1 on w3) ok"]  # at once; g waits for fit's end
+    view(Settled("fit", False))
+    assert err.getvalue().splitlines()[5:] == ["progress: g 1/1 (g on local) ok"]
+
+
+def test_a_replicated_sweeps_progress_log_is_the_same_in_every_run(maned_run):
+    """Three VMs, --replicas 2: every round's two lines, the same log in two runs."""
+    three = SWEEP.replace('device::vm2 { host = "local"; }', 'device::vm2 { host = "local"; '
+                          '}\ndevice::vm3 { host = "local"; }').replace(
+        "@device(vm1, vm2)", "@device(vm1, vm2, vm3)")
+    runs = [maned_run("--progress", "--replicas", "2", source=three) for _ in range(2)]
+    assert [code for code, _, _ in runs] == [0, 0]
+    assert runs[0][2] == runs[1][2]
+    lines = [ln for ln in runs[0][2].splitlines() if ln.startswith("progress:")]
+    homes = ("vm1", "vm2", "vm3")
+    rounds = len(lines) // 6
+    want = [(c, r, homes[(c + k) % 3]) for c in range(3) for r in range(rounds)
+            for k in sorted((0, 1), key=lambda k: homes[(c + k) % 3])]
+    assert lines == [f"progress: fit {n}/{len(lines)} (fit#c{c}#r{r} on {vm}) ok"
+                     for n, (c, r, vm) in enumerate(want, 1)]

@@ -85,7 +85,9 @@ def test_a_lying_worker_is_outvoted_and_the_sweep_prints_the_honest_bytes(tmp_pa
     # replica of meets it in round 0
     assert done["w2"] <= 2 * len(LR) // 3 < done["w1"]
     for config in report["sweeps"][0]["configurations"]:
-        assert config["status"] == "finished" and config["rounds"] == plain_rounds // len(LR)
+        # moved: a replica it gave w2 before w2 was outvoted ran again elsewhere
+        assert config["status"] in ("finished", "moved")
+        assert config["rounds"] == plain_rounds // len(LR)
         assert len(config["devices"]) >= 2
 
 

@@ -470,7 +470,7 @@ def test_the_progress_view_counts_rounds_and_estimates_what_is_left():
     estimate from its pace so far; a one-job flow's clock; what stays when each ends."""
     import io
     from maned.cli.progress import CLEAR, ProgressView
-    from maned.dispatch.trace import JobDone, JobStarted, Planned
+    from maned.dispatch.trace import JobDone, JobStarted, Planned, Settled
     now = [100.0]
     err = io.StringIO()
     view = ProgressView(err, shown=True, live=False, clock=lambda: now[0])
@@ -485,9 +485,12 @@ def test_the_progress_view_counts_rounds_and_estimates_what_is_left():
     for r in (1, 2, 3):
         now[0] += 1
         view(JobDone(r + 1, f"fit#c0#r{r}", "vm1", None))
+    assert "fit: round 4/4 on vm1, 0:00 left" in err.getvalue()  # its epilogue runs
+    view(Settled("fit", False))
     assert "fit: 4 rounds done in 0:06\n" in err.getvalue()
     assert err.getvalue().endswith(CLEAR + "g: running locally, 0:06")
     view(JobDone(5, "g", "local", None))
+    view(Settled("g", False))
     view.close()
     assert err.getvalue().endswith(CLEAR + "g: done locally in 0:06\n")
     view(Planned("h", 1))  # a pool member's alias comes from the network: one line, escaped

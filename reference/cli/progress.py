@@ -13,7 +13,8 @@ import threading
 import time
 
 from ..diagnostics.printer import mask
-from ..dispatch.trace import VERIFY, JobDone, JobStarted, Phase, Planned, definition_of
+from ..dispatch.trace import (VERIFY, JobDone, JobStarted, Phase, Planned, Settled,
+                              definition_of)
 from ..pipeline.report import Note
 from ..targets.target import LOCAL
 from .progress_lines import ProgressLines
@@ -106,6 +107,8 @@ class ProgressView:
                     work.saw(event.target)
             elif isinstance(event, JobDone):
                 self._job_done(event)
+            elif isinstance(event, Settled):
+                self._settled(event)
             if self.live:
                 self._draw_if_due()
 
@@ -125,15 +128,21 @@ class ProgressView:
         work = self._work.get(name)
         if work is None:
             return
-        work.done += 1
+        work.done += event.error is None  # a failed job may run again (a moved chain)
         work.saw(event.target)
-        work.failed = work.failed or event.error is not None
         if not self.live:
             self._lines.done(event)
-        if work.done >= work.jobs or event.error is not None:
-            del self._work[name]
-            if self.live:
-                self._say(work.final(self._clock()))
+
+    def _settled(self, event: Settled) -> None:
+        """A definition ended: its last line stays (its plain lines all come out)."""
+        work = self._work.pop(event.definition, None)
+        if work is None:
+            return
+        work.failed = event.failed
+        if self.live:
+            self._say(work.final(self._clock()))
+        else:
+            self._lines.settled(event)
 
     def _say(self, line: str) -> None:
         """A line that stays (above the live line, which is redrawn after it)."""

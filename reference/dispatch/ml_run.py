@@ -146,9 +146,9 @@ class MlRun:
             resumed = [self._resume(i) for i in range(len(self.configs))]
         except Refused as r:  # the journal cut this definition's rounds otherwise
             return self.finish(None, (self._refused(r.reason),))
-        self.trace.planned(self.d.name, rounds, [round_name(self.d.name, i, r)
-                                                 for i, spans in enumerate(self.spans)
-                                                 for r in range(len(spans))])
+        to_run = [round_name(self.d.name, i, r) for i, spans in enumerate(self.spans)
+                  for r in range(resumed[i], len(spans))]  # past what the journal gave
+        self.trace.planned(self.d.name, len(to_run) * self.replicas, to_run)
         self.left = len(self.configs)
         for i, r in enumerate(resumed):
             if r < len(self.spans[i]):
@@ -387,6 +387,7 @@ class MlRun:
                 "list is left to run it on", cause=error.cause))
         self.note(f"{self.d.name}#c{i} round {ballot.round}: moved from '{alias}' to "
                   f"'{spare}': {error.message}")
+        self.outcomes[i].moved = True
         self._ask(i, spare)
 
     def _replica_failed(self, i: int, error: Diagnostic) -> None:

@@ -249,6 +249,7 @@ class Scheduler:
         if errors:
             self._fail(name, *errors)
         self._settled.add(name)
+        self.trace.settled(name, bool(errors))
         self._start_ready()
 
     def _fail(self, name: str, *errors: Diagnostic) -> None:

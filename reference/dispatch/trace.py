@@ -48,12 +48,21 @@ class JobDone:
 @dataclass(frozen=True)
 class Planned:
     """A progress event: a definition's job count, known when it starts (a flow: 1; an ML
-    definition: all its rounds), and its jobs' flows in job order (configuration, then
-    round), by which --progress orders its plain lines."""
+    definition: all its rounds, times --replicas), and its jobs' flows in job order
+    (configuration, then round), by which --progress orders its plain lines."""
 
     definition: str
     jobs: int
     flows: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A progress event: a definition ended (failed: with an error). Until then a job that
+    failed may be followed by more of its jobs (a sweep's chain moved to another alias)."""
+
+    definition: str
+    failed: bool
 
 
 @dataclass(frozen=True)
@@ -101,7 +110,7 @@ class Trace:
     def start(self, flow: str, target: str, pid: int | None) -> None:
         with self._lock:
             now = self._now()
-            self._started[flow] = (target, pid, now)
+            self._started[flow, target] = (pid, now)  # replicas: one flow, several targets
             if self._sink:  # no record is built for nobody (every job passes here)
                 self._emit({"event": "start", "flow": flow, "target": target, "pid": pid,
                             "time": now})
@@ -111,6 +120,10 @@ class Trace:
     def planned(self, definition: str, jobs: int, flows: tuple[str, ...] = ()) -> None:
         with self._lock:
             self._tell(Planned(definition, jobs, tuple(flows)))
+
+    def settled(self, definition: str, failed: bool) -> None:
+        with self._lock:
+            self._tell(Settled(definition, failed))
 
     def phase(self, name: str, ended: bool) -> None:
         with self._lock:
@@ -148,7 +161,7 @@ class Trace:
         digest = outputs_digest(outputs) if outputs is not None else None
         with self._lock:
             now = self._now()
-            _, pid, began = self._started.pop(flow, (target, None, now))
+            pid, began = self._started.pop((flow, target), (None, now))
             if self._sink:
                 record = {"event": "end", "flow": flow, "target": target, "pid": pid}
                 if io is not None:

@@ -117,7 +117,7 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
     a value is `--in` text (raw integers, or a path for a csv() input) or a Tensor.
     trace(record) is called with each job's start and end record (a trace with an open()
     method is opened first, just before the jobs), progress(event) with each Note and
-    each Planned, JobStarted, JobDone and Phase (maned.dispatch.trace), both while the run
+    each Planned, JobStarted, JobDone, Settled and Phase (maned.dispatch.trace), both while the run
     goes on. A bad script, input, worker or
     callback is a coded diagnostic in the report; only a wrong call raises (TypeError), and
     Ctrl-C raises KeyboardInterrupt once every target has been stopped.
