@@ -128,6 +128,14 @@ def shown_argument(arg: str) -> str:
     return arg.partition("=")[0] if arg.startswith("-") else arg
 
 
+def count_flag(flag: str, text: str, most: int) -> int:
+    """A count option's value: a whole number from 1 to `most`."""
+    value = whole_number(text, 1, most)
+    if value is None:
+        raise usage_error(f"{flag} takes a whole number from 1 to {most}, not '{text[:32]}'")
+    return value
+
+
 def window_ms(flag: str, text: str) -> int:
     """A discovery window in milliseconds, 1 to MAX_WINDOW_MS."""
     value = whole_number(text, 1, MAX_WINDOW_MS)
@@ -239,11 +247,7 @@ def parse_args(argv: list[str]) -> RunOptions:
         elif name == "--journal":
             opts.journal = value()
         elif name == "--replicas":
-            text = value()
-            opts.replicas = whole_number(text, 1, REPLICAS_MAX)
-            if opts.replicas is None:
-                raise usage_error(f"--replicas takes a whole number from 1 to {REPLICAS_MAX}, "
-                                  f"not '{text[:32]}'")
+            opts.replicas = count_flag(name, value(), REPLICAS_MAX)
         elif name == "--probe":
             opts.probing = replace(opts.probing, probes=opts.probing.probes + (value(),))
         elif name == "--no-broadcast":
@@ -253,11 +257,7 @@ def parse_args(argv: list[str]) -> RunOptions:
         elif name in DEVICE_FLAGS:
             credentials[DEVICE_FLAGS[name]] = value()
         elif name == "--threads":
-            text = value()
-            opts.threads = whole_number(text, 1, THREADS_MAX)
-            if opts.threads is None:
-                raise usage_error(f"--threads takes a whole number from 1 to {THREADS_MAX}, "
-                                  f"not '{text[:32]}'")
+            opts.threads = count_flag(name, value(), THREADS_MAX)
         elif arg.startswith("-") and arg != "-":
             raise usage_error(f"unknown argument: {shown_argument(arg)}{_flag_hint(arg)}")
         elif opts.script is None:

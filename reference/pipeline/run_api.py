@@ -149,35 +149,26 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         else:
             given = Script(source, None, os.path.abspath(os.fspath(base_dir or os.getcwd())))
         checked_out_dir = _out_dir(out_dir)  # refused before --threads is looked at
-        options = RunOptions(inputs=inputs, flow=flow, verify=verify, threads=_threads(threads),
+        options = RunOptions(inputs=inputs, flow=flow, verify=verify, threads=_count("--threads", threads, THREADS_MAX),
                              require_vm=require_vm, trap_overflow=trap_overflow,
                              reference=reference,
                              out_dir=checked_out_dir, probing=probing or Probing(),
                              device=device, devices=devices, trace=trace, progress=progress,
                              journal=None if journal is None else os.fspath(journal),
-                             replicas=_replicas(replicas))
+                             replicas=_count("--replicas", replicas, REPLICAS_MAX))
         _run(b, given, options)
     except MnError as e:
         b.error(*e.diagnostics)
     return b.report()
 
 
-def _threads(threads) -> int:
-    """`--threads`, checked before any work: a whole number from 1 to THREADS_MAX."""
-    if not isinstance(threads, int) or isinstance(threads, bool) or not (
-            1 <= threads <= THREADS_MAX):
-        raise MnError(Diagnostic("EUSAGE", f"--threads takes a whole number from 1 to "
-                                 f"{THREADS_MAX}, not {threads!r}"[:200]))
-    return threads
-
-
-def _replicas(replicas) -> int:
-    """`--replicas`, checked before any work: a whole number from 1 to REPLICAS_MAX."""
-    if not isinstance(replicas, int) or isinstance(replicas, bool) or not (
-            1 <= replicas <= REPLICAS_MAX):
-        raise MnError(Diagnostic("EUSAGE", f"--replicas takes a whole number from 1 to "
-                                 f"{REPLICAS_MAX}, not {replicas!r}"[:200]))
-    return replicas
+def _count(flag: str, value, most: int) -> int:
+    """A count keyword (`--threads`, `--replicas`), checked before any work: a whole number
+    from 1 to `most`."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= most:
+        raise MnError(Diagnostic("EUSAGE", f"{flag} takes a whole number from 1 to {most}, "
+                                 f"not {value!r}"[:200]))
+    return value
 
 
 def _replicated(routing: Routing, replicas: int) -> None:
