@@ -1,8 +1,8 @@
 """`--replicas N` (issue 37, point 4; docs/fleet.md, "Replicas"): each routed round of a sweep
 on N distinct aliases, their answers compared integer for integer; a lying worker (a real
-bark-worker whose executor adds to one integer, maned_bench.lying_worker) is outvoted, named, and sent no more work,
-and the sweep prints the honest bytes; with no majority the configuration fails naming the
-workers; a worker killed mid-run hands its replicas on."""
+bark-worker whose executor adds to one integer, maned_bench.lying_worker) is outvoted,
+named, and sent no more work, and the sweep prints the honest bytes; with no majority the
+configuration fails naming the workers; a worker killed mid-run hands its replicas on."""
 import json
 import re
 import signal

@@ -4,9 +4,10 @@ order the definitions start, and each definition's jobs in job order (configurat
 round: `Planned.flows`), numbered in that order. A job's line waits for the lines before
 it; a definition's lines wait for those of every definition that started before it. A round
 run on several aliases (--replicas) prints its lines together, by alias; a line that comes
-after its round's turn (a moved chain's second try, a tie-break) comes out as it comes. When a definition ends (Settled) its lines that arrived come out at once, and when
-the run stops (the verify phase begins, or the run ends) every line still waiting does, in
-that order."""
+after its round's turn (a moved chain's second try, a tie-break) comes out as it comes.
+When a definition ends (Settled) its lines that arrived come out at once, and when the run
+stops (the verify phase begins, or the run ends) every line still waiting does, in that
+order."""
 from ..dispatch.trace import JobDone, Planned, Settled, definition_of
 
 

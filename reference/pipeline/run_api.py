@@ -149,7 +149,8 @@ def run(script: str | os.PathLike | None = None, *, source: str | None = None,
         else:
             given = Script(source, None, os.path.abspath(os.fspath(base_dir or os.getcwd())))
         checked_out_dir = _out_dir(out_dir)  # refused before --threads is looked at
-        options = RunOptions(inputs=inputs, flow=flow, verify=verify, threads=_count("--threads", threads, THREADS_MAX),
+        options = RunOptions(inputs=inputs, flow=flow, verify=verify,
+                             threads=_count("--threads", threads, THREADS_MAX),
                              require_vm=require_vm, trap_overflow=trap_overflow,
                              reference=reference,
                              out_dir=checked_out_dir, probing=probing or Probing(),
