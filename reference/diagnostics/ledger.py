@@ -83,6 +83,8 @@ LEDGER: dict[str, Code] = {c.code: c for c in (
     _w("W019", "a binary classifier's y holds values outside its labels (0/S, svm ±S)",
        area="ml"),
     _w("W020", "a routed flow's value leaves the int8 wire envelope its quant range selects"),
+    _w("W021", "a grid sweep (several list-valued hyperparameters): this implementation's "
+       "extension", area="ml"),
     _e("EPARSE", "parse", "text the grammar cannot parse"),
     _e("ELIMIT", "lint", "a flow exceeds a limit after inlining (register budget)"),
     _e("EUSAGE", "run", "bad command line"),

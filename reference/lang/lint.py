@@ -291,6 +291,17 @@ def device_pool(ctx):
                              "extension of this implementation: upstream Maned does not run "
                              "it", dev.pos)
 
+
+def grid_sweep(ctx):
+    """W021: a calc::ml:: grid (several sweep lists), this implementation's extension
+    (upstream takes one sweep list)."""
+    for d in ctx.program.of(ast.MLDef):
+        lists = [h.key for h in d.hypers if isinstance(h.value, tuple)]
+        if len(lists) > 1:
+            yield Diagnostic("W021", f"ml definition '{d.name}' sweeps a grid over "
+                             f"{', '.join(lists)}, an extension of this implementation: "
+                             "upstream Maned takes one sweep list", d.pos)
+
 # --- warnings -----------------------------------------------------------------------------
 
 
@@ -535,6 +546,7 @@ RULES = (
     duplicate_device_field, duplicate_input, device_on_called_flow, duplicate_output_path,
     inert_print, unexecutable_op, inert_decorator, local_op_routed, literal_credential,
     unknown_device_field, unroll_pass_through, dropped_values, device_pool, off_label_set,
+    grid_sweep,
 )
 
 

@@ -1,6 +1,10 @@
 """Hyperparameters (spec/ml-exact.md §2): a definition's keys resolved against its
-catalogue row (ml_catalogue: the keys each algorithm accepts, defaults, ranges), the one
-sweepable list, the `rows:` guards, and the refusals raised before training (E027)."""
+catalogue row (ml_catalogue: the keys each algorithm accepts, defaults, ranges), the sweep
+lists (one upstream; several make a grid, this implementation's extension: DESIGN §13), the
+`rows:` guards, and the refusals raised before training (E027)."""
+import itertools
+import math
+
 from ..numeric.int32 import INT32_MAX, tdiv
 from ..lang.names import suggest
 from ..failures import Refused
@@ -15,10 +19,21 @@ PCA = ("deferred behind a symmetric eigensolver - eigendecomp is registered but 
        "evaluator")
 
 
+class LargerThan(Refused):
+    """A grid of more configurations than the definition can return: `size` of them."""
+
+    def __init__(self, size: int):
+        super().__init__(f"{size:,} configurations")
+        self.size = size
+
+
 def configurations(algo: str, hypers: list[tuple[str, object]], q: int,
-                   routed: bool) -> list[dict]:
-    """Validate a definition's hyperparameters; one resolved dict per configuration, in the
-    sweep list's written order. Raises Refused (E027)."""
+                   routed: bool, most: int | None = None) -> list[dict]:
+    """Validate a definition's hyperparameters; one resolved dict per configuration: a sweep
+    list's values in their written order, a grid's the product of its lists, the keys in
+    their written order and the last varying fastest (configuration i of an A x B grid
+    has the first list's value i // B and the second's i mod B). Raises Refused (E027), and
+    LargerThan, before building one, when the lists make more than `most`."""
     if algorithm(algo).tier == "deferred":  # pca (§13)
         raise Refused(PCA)
     if routed and algorithm(algo).tier == "B":
@@ -30,9 +45,7 @@ def configurations(algo: str, hypers: list[tuple[str, object]], q: int,
             raise Refused(f"unknown hyperparameter '{name}'" + suggest(name, keys)
                             + f"; {algo} takes {', '.join(keys)}")
         given[name] = value
-    lists = [n for n, v in given.items() if isinstance(v, tuple)]
-    if len(lists) > 1:
-        raise Refused(f"only one hyperparameter may be a sweep list; {', '.join(lists)} are")
+    lists = swept(hypers)
     for n in lists:
         if n not in SWEEPABLE:
             raise Refused(f"'{n}' cannot be a sweep list (sweepable: {', '.join(SWEEPABLE)})")
@@ -53,8 +66,11 @@ def configurations(algo: str, hypers: list[tuple[str, object]], q: int,
         else:
             base[key.name] = key.default(scale) if callable(key.default) else key.default
     _check_quantres(algo, q)
-    sweep = lists[0] if lists else None
-    configs = [dict(base, **{sweep: v}) for v in base[sweep]] if sweep else [base]
+    size = sweep_size(hypers)
+    if most is not None and size > most:
+        raise LargerThan(size)
+    configs = [dict(base, **dict(zip(lists, values)))
+               for values in itertools.product(*(base[n] for n in lists))]
     for cfg in configs:
         _rows_guard(algo, cfg, q)
     return configs
@@ -93,6 +109,16 @@ def _rows_guard(algo: str, cfg: dict, q: int) -> None:
             raise Refused(f"rows {rows} with steps {cfg['steps']} at quantres {q} would "
                             f"overflow int32 (rows·(steps−1)·10^(q+1)·100^2 = {size} > "
                             f"{INT32_MAX})")
+
+
+def swept(hypers: list[tuple[str, object]]) -> list[str]:
+    """The keys given a sweep list, in their written order (more than one: a grid)."""
+    return [name for name, value in hypers if isinstance(value, tuple)]
+
+
+def sweep_size(hypers: list[tuple[str, object]]) -> int:
+    """How many configurations the sweep lists make (their lengths' product; 1 without)."""
+    return math.prod(len(value) for _, value in hypers if isinstance(value, tuple))
 
 
 def expected_returns(algo: str, configs: int) -> tuple[int, ...]:

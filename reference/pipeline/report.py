@@ -89,8 +89,8 @@ class OutFile:
 
 @dataclass(frozen=True)
 class SweepConfig:
-    """One configuration of a sweep: its value of the swept key, the names its outputs are
-    bound to, its loss (the `[1]` value, for an algorithm that returns one), how it ended
+    """One configuration of a sweep: its value of the swept key (of a grid's first key), its
+    values of every swept key (`Sweep.keys`), the names its outputs are bound to, its loss (the `[1]` value, for an algorithm that returns one), how it ended
     (`finished`, or `failed`: its outputs were not produced, an error line says why), the
     aliases its rounds ran on (none: locally) and how many of its rounds ran."""
 
@@ -101,18 +101,22 @@ class SweepConfig:
     status: str = "finished"
     devices: tuple[str, ...] = ()
     rounds: int = 0
+    values: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class Sweep:
     """A calc::ml:: sweep as a person reads it: which value each configuration had, and
-    which configurations have the lowest loss (none when the algorithm returns no loss)."""
+    which configurations have the lowest loss (none when the algorithm returns no loss).
+    `key` is the swept key (a grid's first); `keys` every swept key, in the order
+    written."""
 
     definition: str
     algorithm: str
     key: str
     configurations: tuple[SweepConfig, ...]
     lowest: tuple[int, ...] = ()
+    keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

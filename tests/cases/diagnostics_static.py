@@ -98,6 +98,9 @@ CASES = [
     ("W019", "in::X = [[1,2],[3,4]];\nin::y = [[0],[7]];\ncalc::ml::svm fit(X, y) "
      "{ features: 2 } return model;\n", 5, 1,
      "y holds 0, 7, not a label of svm: its labels are -1 and 1 at quantres 0"),
+    ("W021", "calc::ml::linear_regression fit(X, y) { features: 2, iters: [3, 4], lr: [1, 2] }"
+     " return a, b, c, d;\n", 4, 1, "sweeps a grid over iters, lr, an extension of this "
+     "implementation"),
 ]
 
 # A realistic script on which nothing at all fires (parser and linter).
