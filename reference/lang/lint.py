@@ -296,7 +296,8 @@ def grid_sweep(ctx):
     """W021: a calc::ml:: grid (several sweep lists), this implementation's extension
     (upstream takes one sweep list)."""
     for d in ctx.program.of(ast.MLDef):
-        lists = [h.key for h in d.hypers if isinstance(h.value, tuple)]
+        given = {h.key: h.value for h in d.hypers}  # as ml.hyper.swept reads them
+        lists = [key for key, value in given.items() if isinstance(value, tuple)]
         if len(lists) > 1:
             yield Diagnostic("W021", f"ml definition '{d.name}' sweeps a grid over "
                              f"{', '.join(lists)}, an extension of this implementation: "

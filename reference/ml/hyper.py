@@ -66,7 +66,7 @@ def configurations(algo: str, hypers: list[tuple[str, object]], q: int,
         else:
             base[key.name] = key.default(scale) if callable(key.default) else key.default
     _check_quantres(algo, q)
-    size = sweep_size(hypers)
+    size = math.prod(len(given[n]) for n in lists)
     if most is not None and size > most:
         raise LargerThan(size)
     configs = [dict(base, **dict(zip(lists, values)))
@@ -111,14 +111,11 @@ def _rows_guard(algo: str, cfg: dict, q: int) -> None:
                             f"{INT32_MAX})")
 
 
-def swept(hypers: list[tuple[str, object]]) -> list[str]:
-    """The keys given a sweep list, in their written order (more than one: a grid)."""
-    return [name for name, value in hypers if isinstance(value, tuple)]
-
-
-def sweep_size(hypers: list[tuple[str, object]]) -> int:
-    """How many configurations the sweep lists make (their lengths' product; 1 without)."""
-    return math.prod(len(value) for _, value in hypers if isinstance(value, tuple))
+def swept(hypers) -> list[str]:
+    """The keys whose value is a sweep list, in their written order (more than one: a
+    grid); a key given twice counts once, with its last value, as training takes it."""
+    given = dict(hypers)
+    return [name for name, value in given.items() if isinstance(value, tuple)]
 
 
 def expected_returns(algo: str, configs: int) -> tuple[int, ...]:

@@ -3,6 +3,7 @@ or a grid's several), the names its outputs are bound to (configuration-major, R
 loss, and which configurations reach the lowest loss. `maned-run` says it in a note;
 `--json` carries it."""
 from ..lang import ast
+from ..ml.hyper import swept
 from ..ml_catalogue import algorithm
 from .report import Sweep, SweepConfig
 
@@ -14,7 +15,7 @@ def sweeps(program: ast.Program, ml: dict, outputs: dict,
     found = []
     for d in program.of(ast.MLDef):
         configs = ml.get(d.name, (None, []))[1]
-        keys = tuple(h.key for h in d.hypers if isinstance(h.value, tuple))
+        keys = tuple(swept((h.key, h.value) for h in d.hypers))
         if not keys or len(configs) < 2 or d.name not in outputs:
             continue
         per = len(d.returns) // len(configs)
