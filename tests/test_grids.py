@@ -5,9 +5,11 @@ the same values give in a single-list sweep, byte for byte; maned-lint says a gr
 implementation's extension (W021); a grid larger than its return list is refused before a
 configuration is built."""
 import json
+import math
 import re
 
 import pytest
+from hypothesis import given, strategies as st
 
 from maned.ml.hyper import configurations
 from support.scripts import FIT_DATA, HML
@@ -32,6 +34,22 @@ def test_a_grid_is_its_lists_product_the_last_varying_fastest(hypers, order):
     configs = configurations("linear_regression", hypers + [("features", 2)], 2, True)
     keys = [k for k, _ in hypers]
     assert [tuple(c[k] for k in keys) for c in configs] == order
+
+
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+def test_configuration_i_holds_the_mixed_radix_digits_of_i(lengths):
+    """Lists of these lengths over iters, lr, l2: configuration i's index into each list is
+    a digit of i in the mixed radix of the lengths, the last list the least significant."""
+    keys = ("iters", "lr", "l2")[:len(lengths)]
+    hypers = [(k, tuple(range(1, n + 1))) for k, n in zip(keys, lengths)]
+    configs = configurations("linear_regression", hypers + [("features", 2)], 2, False)
+    assert len(configs) == len(set(map(str, configs))) == math.prod(lengths)
+    for i, config in enumerate(configs):
+        rest, digits = i, []
+        for n in reversed(lengths):
+            rest, digit = divmod(rest, n)
+            digits.append(digit + 1)
+        assert [config[k] for k in keys] == digits[::-1]
 
 
 def test_a_3x3_grid_on_two_vms_trains_what_three_single_list_sweeps_train(maned_run):
