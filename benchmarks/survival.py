@@ -28,6 +28,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from bark_vm.container import worker_process
+from maned.dispatch.trace import JobDone
 
 from . import data
 from .figures import Figure, sides_of
@@ -102,7 +103,7 @@ class At:
         self.when, self.act, self.done, self.thread = when, act, 0, None
 
     def __call__(self, event) -> None:
-        if type(event).__name__ == "JobDone" and "#r" in event.flow:
+        if isinstance(event, JobDone) and "#r" in event.flow:
             self.done += 1
             if self.done == self.when:
                 self.thread = threading.Thread(target=self.act)

@@ -4,6 +4,9 @@ and prints the bytes an uncut run prints; a finished journal replays without run
 round; a torn last record is cut off, never trusted; another script's or other inputs'
 journal is refused before anything runs, and left untouched."""
 import json
+import os
+import re
+import resource
 import signal
 
 from gates import Gate, launcher
@@ -91,6 +94,8 @@ def test_another_scripts_or_other_inputs_journal_is_refused_and_left_untouched(t
     damaged = tmp_path / "damaged.jsonl"
     lines = whole.split(b"\n")
     damaged.write_bytes(b"\n".join([lines[0], b"not a record", *lines[1:]]))
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
     forged = tmp_path / "forged.jsonl"  # a well-digested line whose outputs are no tensor
     body = {"round": "fit#c0#r0", "first": 0, "count": 400, "outputs": [["w", [1], ["x"]]]}
     forged.write_bytes(b"\n".join([lines[0], json.dumps(
@@ -101,7 +106,10 @@ def test_another_scripts_or_other_inputs_journal_is_refused_and_left_untouched(t
              "was made by other input values"),
             ([script, "--journal", damaged], "is damaged at line 2"),
             ([script, "--journal", forged], "is damaged at line 2"),
-            ([script, "--journal", other], "is no journal of maned-run")]:
+            ([script, "--journal", other], "is no journal of maned-run"),
+            # never waited on, never read as a journal
+            ([script, "--journal", fifo], "it is a FIFO (named pipe), not a regular file"),
+            ([script, "--journal", tmp_path], "cannot be opened (Is a directory)")]:
         done = _maned_run(tmp_path, *argv)
         path = argv[argv.index("--journal") + 1]
         assert (done.returncode, done.stdout) == (2, ""), done.stderr
@@ -112,3 +120,30 @@ def test_another_scripts_or_other_inputs_journal_is_refused_and_left_untouched(t
     assert (done.returncode, done.stderr) == (2, f"error: --journal '{script}' is the script: "
                                               "writing it would replace it: give --journal "
                                               "another file [EUSAGE]\n")
+
+
+def _small_files() -> None:
+    """preexec_fn: files this process writes stop growing at 2 KiB (EFBIG, not SIGXFSZ)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+
+
+def test_a_journal_that_cannot_be_written_fails_its_rounds_with_a_coded_line(tmp_path):
+    """The disk refuses the journal's next line (a 2 KiB file-size limit): each
+    configuration stops at the round whose line was not written, with one EIO line naming
+    it, never a traceback; nothing is printed as done that is not on the disk."""
+    script = tmp_path / "s.mnd"
+    script.write_text(LONG)  # 1,716 rounds of about 300 bytes a line
+    journal = tmp_path / "j.jsonl"
+    done = run(MANED_RUN, script, "--journal", journal, preexec_fn=_small_files)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+    assert errors and all(re.fullmatch(
+        rf"error: flow 'fit#c\d#r\d+': --journal {re.escape(str(journal))}: cannot be "
+        r"written \(File too large\); the round is not journaled \[EIO\]", ln) for ln in errors)
+    kept = journal.read_bytes()  # whole lines only: the refused one was cut off again
+    assert 0 < len(kept) <= 2048 and kept.endswith(b"\n")
+    resumed = run(MANED_RUN, script, "--journal", journal, "--verify")  # and it resumes
+    assert resumed.returncode == 0 and resumed.stdout.endswith("verify: PASS (compared "
+                                                               "local interpreter vs routed "
+                                                               "targets)\n"), resumed.stderr

@@ -27,7 +27,9 @@ import threading
 from bark_vm.version import __version__
 
 from ..diagnostics import Diagnostic, MnError
-from ..failures import Refused
+from ..failures import Refused, TargetFailure
+from ..io.files import open_to_update
+from ..numeric.int32 import INT32_MAX, INT32_MIN
 from ..tensor import Tensor
 
 FORMAT = 1
@@ -61,7 +63,7 @@ def _well_formed(body: dict) -> bool:
         if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
                 and isinstance(entry[1], list) and isinstance(entry[2], list)
                 and all(_whole(d) and d >= 0 for d in entry[1])
-                and all(_whole(v) and -2 ** 31 <= v < 2 ** 31 for v in entry[2])
+                and all(_whole(v) and INT32_MIN <= v <= INT32_MAX for v in entry[2])
                 and len(entry[2]) == math.prod(entry[1])):
             return False
     return True
@@ -79,27 +81,31 @@ class Journal:
         run or is damaged, the file untouched."""
         self.path, self._lock = path, threading.Lock()
         self.rounds: dict[str, dict] = {}
-        end = self._read(header)
+        try:  # a FIFO, a folder or a device is refused, never waited on
+            self._file = open_to_update(path)
+        except ValueError as e:
+            raise _refused(path, f"it {e}") from None
+        except OSError as e:
+            raise _refused(path, f"cannot be opened ({e.strerror or e})") from None
         try:
-            self._file = open(path, "r+b" if end is not None else "wb")
+            end = self._read(self._file.readall(), header)
             if end is None:
+                self._end = 0
                 self._write(header)
             else:
                 self._file.truncate(end)  # a torn last line, cut off
                 self._file.seek(end)
+                self._end = end
         except OSError as e:
-            raise _refused(path, f"cannot be written ({e.strerror or e})") from None
+            self._file.close()
+            raise _refused(path, f"cannot be read or written ({e.strerror or e})") from None
+        except BaseException:
+            self._file.close()
+            raise
 
-    def _read(self, header: dict) -> int | None:
+    def _read(self, data: bytes, header: dict) -> int | None:
         """The records of an existing journal; the offset its good lines end at (None: no
         journal yet, or an empty file)."""
-        try:
-            with open(self.path, "rb") as f:
-                data = f.read()
-        except FileNotFoundError:
-            return None
-        except OSError as e:
-            raise _refused(self.path, f"cannot be read ({e.strerror or e})") from None
         if not data:
             return None
         lines, end = data.split(b"\n"), 0
@@ -140,11 +146,23 @@ class Journal:
         return record
 
     def _write(self, value: dict) -> None:
-        """One line, on the disk before this returns (flushed and fdatasync'd)."""
-        self._file.write(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
-                         + b"\n")
-        self._file.flush()
-        os.fdatasync(self._file.fileno())
+        """One line, on the disk before this returns (written whole and fdatasync'd). A
+        line the disk refuses is cut off again, so that the file ends with its last good
+        line (a crash meanwhile leaves a torn line, which the next run cuts)."""
+        line = memoryview(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+                          + b"\n")
+        try:
+            while line:
+                line = line[self._file.write(line):]
+            os.fdatasync(self._file.fileno())
+        except OSError:
+            try:
+                self._file.truncate(self._end)
+                self._file.seek(self._end)
+            except OSError:
+                pass
+            raise
+        self._end = self._file.tell()
 
     def done(self, name: str, first: int, count: int) -> list | None:
         """The outputs of round `name` ([[NAME, SHAPE, DATA], ...]) when the journal holds
@@ -161,10 +179,16 @@ class Journal:
         return record["outputs"]
 
     def record(self, name: str, first: int, count: int, outputs: list) -> None:
-        """Round `name` completed with `outputs` ([[NAME, SHAPE, DATA], ...])."""
+        """Round `name` completed with `outputs` ([[NAME, SHAPE, DATA], ...]); a write that
+        fails (a full disk) is the round's TargetFailure, EIO: not journaled, not done."""
         body = {"round": name, "first": first, "count": count, "outputs": outputs}
         with self._lock:
-            self._write({**body, "sha256": digest(body)})
+            try:
+                self._write({**body, "sha256": digest(body)})
+            except OSError as e:
+                raise TargetFailure(Diagnostic("EIO", f"flow '{name}': --journal {self.path}: "
+                                               f"cannot be written ({e.strerror or e}); the "
+                                               "round is not journaled")) from None
 
     def close(self) -> None:
         self._file.close()

@@ -285,6 +285,8 @@ def _follow(job: Job, outputs, error) -> tuple[Job | None, Diagnostic | None]:
         return None, error
     try:
         return job.follow(outputs), None
+    except TargetFailure as f:  # the coordinator's own part failed (a journal not written)
+        return None, f.diagnostic
     except Exception as e:
         return None, internal_error(job.name, job.target, e)
 

@@ -12,7 +12,7 @@ from ..diagnostics import Diagnostic
 from ..graph.flow_graph import FlowGraph
 from ..lang import ast, limits
 from ..ml.algorithms import is_tier_a, module_for
-from ..failures import DOWN, MOVABLE, NO_MAJORITY, OUTVOTED, Refused
+from ..failures import DOWN, MOVABLE, NO_MAJORITY, OUTVOTED, Refused, TargetFailure
 from ..ml.chunking import round_count, round_spans, steps_per_round, sync_steps
 from ..ml.round_graphs import RoundGraphs, round_name
 from ..ml.train import bind_returns, fit_tier_b
@@ -367,7 +367,10 @@ class MlRun:
             self.note(f"{self.d.name}#c{i} round {r}: '{liar}' outvoted by {_aliases(agreed)} "
                       "(it answered other integers); it gets no more work in this run")
         del self.ballots[i]
-        self._landed(i, r, ballot.graph, taken, tuple(agreed))
+        try:
+            self._landed(i, r, ballot.graph, taken, tuple(agreed))
+        except TargetFailure as f:  # its journal line not written: the round is not done
+            return self._chain_done(i, f.diagnostic)
         if r + 1 == len(self.spans[i]):
             return self._chain_done(i, None)
         self._send(i, r + 1)

@@ -93,6 +93,12 @@ def open_for_writing(path: str, encoding: str | None = None):
     return open(fd, "w", encoding=encoding) if encoding else open(fd, "wb")
 
 
+def open_to_update(path: str):
+    """`path` opened to be read and written in place, unbuffered (a regular file, created
+    if need be: a journal appended to); OSError, or ValueError saying why it is refused."""
+    return open(_open(path, os.O_RDWR | os.O_CREAT, devices=False), "r+b", buffering=0)
+
+
 def same_file(a: str, b: str) -> bool:
     """Whether two paths name one file: the same inode when both exist, else the same
     resolved path (an out:: file not yet written)."""
